@@ -1,0 +1,5 @@
+import type { AnyEnvironment } from "../types.js";
+import { reverseText } from "./reverse-text/index.js";
+
+/** Every environment that ships with edgegym. */
+export const builtinEnvs: AnyEnvironment[] = [reverseText];

@@ -1,0 +1,98 @@
+import { z } from "zod";
+import type { ChatMessage } from "../protocol/index.js";
+import type { Parser } from "./parsers/parser.js";
+import { XmlParser } from "./parsers/xml-parser.js";
+import type { Rubric } from "./rubric.js";
+import { maxTurnsReached, noToolCalls } from "./stop-conditions.js";
+import { toolDefinition, type Tool } from "./tools.js";
+import type { Dataset, EnvKind, Environment, RespondContext, RespondResult, Runtime, SetupContext, SetupResult, StopCondition, TaskRow } from "./types.js";
+import type { AssistantMessage } from "../protocol/index.js";
+
+const NoArgs = z.object({}).strict();
+const NoState = z.object({}).strict();
+
+/** What an author writes; everything optional has the default named beside it. */
+export interface EnvSpec<Args, State> {
+  id: string;
+  version: string;
+  description: string;
+  kind: EnvKind;
+  dataset: Dataset;
+  rubric: Rubric<State>;
+  /** Default: no arguments (an empty strict object). */
+  argsSchema?: z.ZodType<Args>;
+  /** Default: an empty object. */
+  stateSchema?: z.ZodType<State>;
+  /** Default: none. */
+  systemPrompt?: string | null;
+  fewShot?: ChatMessage[];
+  /** Default: `<answer>` XML parser. */
+  parser?: Parser;
+  tools?: Tool<State>[];
+  /** Default: 1 for single-turn, 10 otherwise. */
+  maxTurns?: number;
+  /** Checked in order before the built-in max-turns (and, for tool envs, no-tool-calls) conditions. */
+  stopConditions?: StopCondition<State>[];
+  /** Default: `{}` as state, no extra messages. */
+  setup?: (row: TaskRow, ctx: SetupContext<Args>) => SetupResult<State> | Promise<SetupResult<State>>;
+  /** Default: no reply. */
+  respond?: (state: State, message: AssistantMessage, ctx: RespondContext<Args>) => RespondResult<State> | Promise<RespondResult<State>>;
+  /** Default: both. */
+  runtimes?: Runtime[];
+}
+
+const ID_PATTERN = /^[a-z0-9][a-z0-9-_.]{0,63}$/;
+
+/** The general form; prefer `singleTurnEnv`, `multiTurnEnv` or `toolEnv`. */
+export function defineEnv<Args = Record<string, never>, State = Record<string, never>>(spec: EnvSpec<Args, State>): Environment<Args, State> {
+  if (!ID_PATTERN.test(spec.id)) throw new Error(`environment id "${spec.id}" must match ${ID_PATTERN}`);
+  const maxTurns = spec.maxTurns ?? (spec.kind === "single_turn" ? 1 : 10);
+  if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new Error(`${spec.id}: maxTurns must be a positive integer`);
+  const tools = spec.tools ?? [];
+  const builtIn: StopCondition<State>[] = [];
+  if (spec.kind === "tool") builtIn.push(noToolCalls());
+  builtIn.push(maxTurnsReached({ truncates: spec.kind !== "single_turn", name: spec.kind === "single_turn" ? "single_turn" : "max_turns" }));
+  return {
+    id: spec.id,
+    version: spec.version,
+    description: spec.description,
+    kind: spec.kind,
+    argsSchema: spec.argsSchema ?? (NoArgs as unknown as z.ZodType<Args>),
+    stateSchema: spec.stateSchema ?? (NoState as unknown as z.ZodType<State>),
+    dataset: spec.dataset,
+    systemPrompt: spec.systemPrompt ?? null,
+    fewShot: spec.fewShot ?? [],
+    parser: spec.parser ?? new XmlParser({ fields: ["answer"] }),
+    tools,
+    maxTurns,
+    stopConditions: [...(spec.stopConditions ?? []), ...builtIn],
+    setup: spec.setup ?? (() => ({ state: {} as State })),
+    respond: spec.respond ?? ((state) => ({ state })),
+    rubric: spec.rubric,
+    runtimes: spec.runtimes ?? ["node", "worker"],
+    toolDefinitions: () => tools.map((t) => toolDefinition(t as Tool<never>)),
+  };
+}
+
+type HelperSpec<Args, State> = Omit<EnvSpec<Args, State>, "kind">;
+
+/** One prompt, one answer, scored. */
+export function singleTurnEnv<Args = Record<string, never>, State = Record<string, never>>(
+  spec: Omit<HelperSpec<Args, State>, "maxTurns" | "respond" | "tools">,
+): Environment<Args, State> {
+  return defineEnv({ ...spec, kind: "single_turn", maxTurns: 1 });
+}
+
+/** A conversation: `respond` answers each assistant message until a stop condition fires. */
+export function multiTurnEnv<Args = Record<string, never>, State = Record<string, never>>(
+  spec: HelperSpec<Args, State> & { respond: NonNullable<EnvSpec<Args, State>["respond"]> },
+): Environment<Args, State> {
+  return defineEnv({ ...spec, kind: "multi_turn" });
+}
+
+/** Tool use: the server runs the model's tool calls; a message without calls ends the episode. */
+export function toolEnv<Args = Record<string, never>, State = Record<string, never>>(
+  spec: HelperSpec<Args, State> & { tools: Tool<State>[] },
+): Environment<Args, State> {
+  return defineEnv({ ...spec, kind: "tool" });
+}

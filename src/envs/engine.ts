@@ -1,0 +1,237 @@
+import type { AssistantMessage, ChatMessage, ErrorCode, Score, Split } from "../protocol/index.js";
+import { createRng, mixSeed } from "./rng.js";
+import { scoreRubric, type RewardInputs } from "./rubric.js";
+import { executeToolCalls } from "./tools.js";
+import type { AnyEnvironment, TaskRow } from "./types.js";
+
+/**
+ * The engine runs an environment one request at a time. It holds nothing between
+ * calls: everything needed for the next step is in the snapshot the caller stores, so
+ * the HTTP server, the in-process evaluator and tests all drive episodes the same way.
+ */
+export interface EpisodeSnapshot {
+  envId: string;
+  envVersion: string;
+  split: Split;
+  index: number;
+  seed: number;
+  args: Record<string, unknown>;
+  state: unknown;
+  /** Opening messages, then each assistant message and the environment's reply. */
+  messages: ChatMessage[];
+  /** How many of `messages` are the opening prompt. */
+  promptLength: number;
+  turn: number;
+  done: boolean;
+  stopReason: string | null;
+  truncated: boolean;
+  /** Set when the environment failed mid-episode (the episode then stops with `env_error`). */
+  error: string | null;
+}
+
+/** A failure the caller maps to an API error; `code` is a protocol error code. */
+export class EngineError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = "EngineError";
+  }
+}
+
+const SETUP_STREAM = 0x5e7a9;
+
+export interface StartOptions {
+  split?: Split | undefined;
+  index?: number | undefined;
+  seed?: number | undefined;
+  args?: Record<string, unknown> | undefined;
+}
+
+function randomSeed(): number {
+  return crypto.getRandomValues(new Uint32Array(1))[0] as number;
+}
+
+export function parseArgs(env: AnyEnvironment, raw: Record<string, unknown> | undefined): unknown {
+  const parsed = env.argsSchema.safeParse(raw ?? {});
+  if (!parsed.success) {
+    throw new EngineError(
+      "invalid_env_args",
+      `args for ${env.id}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`,
+      { issues: parsed.error.issues },
+    );
+  }
+  return parsed.data;
+}
+
+/** Resolves which task an episode runs: explicit index, else derived from the seed. */
+export function resolveTask(env: AnyEnvironment, opts: StartOptions): { split: Split; index: number; seed: number } {
+  const split = opts.split ?? "train";
+  const size = env.dataset.size(split);
+  const seed = opts.seed ?? randomSeed();
+  let index = opts.index;
+  if (index === undefined) index = size === null ? seed : size === 0 ? 0 : mixSeed(seed, 0x7a5c) % size;
+  if (size !== null && index >= size) {
+    throw new EngineError("task_out_of_range", `${env.id} has ${size} rows in split "${split}"; index ${index} is out of range`);
+  }
+  return { split, index, seed };
+}
+
+export async function loadTask(env: AnyEnvironment, split: Split, index: number): Promise<TaskRow> {
+  try {
+    return await env.dataset.row(split, index);
+  } catch (err) {
+    if (err instanceof RangeError) throw new EngineError("task_out_of_range", err.message);
+    throw err;
+  }
+}
+
+/** The messages the model sees before its first turn. */
+export function openingMessages(env: AnyEnvironment, row: TaskRow): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  if (env.systemPrompt) out.push({ role: "system", content: env.systemPrompt });
+  out.push(...env.fewShot);
+  if (typeof row.prompt === "string") out.push({ role: "user", content: row.prompt });
+  else out.push(...row.prompt);
+  return out;
+}
+
+export async function startEpisode(env: AnyEnvironment, opts: StartOptions): Promise<EpisodeSnapshot> {
+  const args = parseArgs(env, opts.args);
+  const { split, index, seed } = resolveTask(env, opts);
+  const row = await loadTask(env, split, index);
+  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index });
+  const state = env.stateSchema.parse(setup.state);
+  const messages = [...openingMessages(env, row), ...(setup.messages ?? [])];
+  return {
+    envId: env.id,
+    envVersion: env.version,
+    split,
+    index,
+    seed,
+    args: (args ?? {}) as Record<string, unknown>,
+    state,
+    messages,
+    promptLength: messages.length,
+    turn: 0,
+    done: false,
+    stopReason: null,
+    truncated: false,
+    error: null,
+  };
+}
+
+export interface StepOutcome {
+  snapshot: EpisodeSnapshot;
+  /** The environment's reply to this message (tool results first, then its own messages). */
+  reply: ChatMessage[];
+}
+
+/**
+ * Applies one assistant message. The caller has already checked the turn and that the
+ * episode is not done. An environment that throws ends the episode with `env_error`
+ * rather than failing the request: the transcript so far is kept.
+ */
+export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: AssistantMessage): Promise<StepOutcome> {
+  const turn = snapshot.turn + 1;
+  const history = snapshot.messages;
+  const row = await loadTask(env, snapshot.split, snapshot.index);
+  let state: unknown = structuredClone(snapshot.state);
+  const reply: ChatMessage[] = [];
+  let done = false;
+  let stopReason: string | null = null;
+  let truncated = false;
+  let error: string | null = null;
+  try {
+    if (message.tool_calls?.length && env.tools.length) {
+      const tools = await executeToolCalls(env.tools, message.tool_calls, state);
+      state = tools.state;
+      reply.push(...tools.messages);
+    }
+    const args = env.argsSchema.parse(snapshot.args);
+    const result = await env.respond(state, message, {
+      args,
+      rng: createRng(snapshot.seed, turn),
+      turn,
+      messages: history,
+      task: row,
+      toolResults: [...reply],
+    });
+    state = env.stateSchema.parse(result.state);
+    reply.push(...(result.messages ?? []));
+    if (result.done) {
+      done = true;
+      stopReason = result.stopReason ?? "env_done";
+    } else {
+      for (const condition of env.stopConditions) {
+        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history })) {
+          done = true;
+          stopReason = condition.name;
+          truncated = condition.truncates;
+          break;
+        }
+      }
+    }
+  } catch (err) {
+    done = true;
+    stopReason = "env_error";
+    error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  }
+  return {
+    snapshot: {
+      ...snapshot,
+      state,
+      messages: [...history, message, ...reply],
+      turn,
+      done,
+      stopReason,
+      truncated,
+      error,
+    },
+    reply,
+  };
+}
+
+function countToolCalls(messages: readonly ChatMessage[]): number {
+  return messages.reduce((n, m) => n + (m.role === "assistant" ? (m.tool_calls?.length ?? 0) : 0), 0);
+}
+
+export async function scoreEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot): Promise<Score> {
+  const row = await loadTask(env, snapshot.split, snapshot.index);
+  const inputs: RewardInputs<unknown> = {
+    prompt: snapshot.messages.slice(0, snapshot.promptLength),
+    completion: snapshot.messages.slice(snapshot.promptLength),
+    answer: row.answer ?? null,
+    info: row.info ?? {},
+    state: snapshot.state,
+    parser: env.parser,
+    task: row,
+  };
+  const score = await scoreRubric(env.rubric, inputs);
+  score.metrics.turns = snapshot.turn;
+  if (env.kind === "tool") score.metrics.tool_calls = countToolCalls(inputs.completion);
+  return score;
+}
+
+/** Scores a completion the caller already has, without an episode (state is null). */
+export async function scoreCompletion(
+  env: AnyEnvironment,
+  item: { prompt: string | ChatMessage[]; completion: string | ChatMessage[]; answer?: string | undefined; info?: Record<string, unknown> | undefined },
+): Promise<Score> {
+  const prompt: ChatMessage[] = typeof item.prompt === "string" ? [{ role: "user", content: item.prompt }] : item.prompt;
+  const completion: ChatMessage[] = typeof item.completion === "string" ? [{ role: "assistant", content: item.completion }] : item.completion;
+  const task: TaskRow = { prompt, answer: item.answer ?? null, info: item.info ?? {} };
+  const score = await scoreRubric(env.rubric, {
+    prompt,
+    completion,
+    answer: task.answer ?? null,
+    info: task.info ?? {},
+    state: null,
+    parser: env.parser,
+    task,
+  });
+  score.metrics.turns = completion.filter((m) => m.role === "assistant").length;
+  return score;
+}

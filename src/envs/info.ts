@@ -1,0 +1,35 @@
+import { z } from "zod";
+import type { EnvInfo } from "../protocol/index.js";
+import type { AnyEnvironment } from "./types.js";
+
+function argsJsonSchema(env: AnyEnvironment): Record<string, unknown> {
+  try {
+    const schema = z.toJSONSchema(env.argsSchema, { target: "draft-2020-12", io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    delete schema.$schema;
+    return schema;
+  } catch {
+    return { type: "object" };
+  }
+}
+
+/** What `GET /v1/envs/{id}` publishes about an environment. */
+export function envInfo(env: AnyEnvironment): EnvInfo {
+  return {
+    id: env.id,
+    version: env.version,
+    description: env.description,
+    kind: env.kind,
+    args_schema: argsJsonSchema(env),
+    tools: env.toolDefinitions(),
+    max_turns: env.maxTurns,
+    splits: { train: env.dataset.size("train"), eval: env.dataset.size("eval") },
+    rubric: env.rubric.rewards.map((r) => ({
+      name: r.name,
+      weight: r.weight,
+      group: false,
+      ...(r.description ? { description: r.description } : {}),
+    })),
+    system_prompt: env.systemPrompt,
+    answer_format: env.parser.format,
+  };
+}

@@ -1,0 +1,36 @@
+import type { AnyEnvironment, Runtime } from "./types.js";
+
+/**
+ * The environments a server runs, by id. Built for one runtime: an environment that
+ * cannot run there is kept aside so a reset of it can say so, instead of "not found".
+ */
+export class EnvRegistry {
+  private readonly available = new Map<string, AnyEnvironment>();
+  private readonly unavailable = new Map<string, AnyEnvironment>();
+
+  constructor(
+    readonly runtime: Runtime,
+    envs: readonly AnyEnvironment[] = [],
+  ) {
+    for (const env of envs) this.register(env);
+  }
+
+  register(env: AnyEnvironment): this {
+    if (this.available.has(env.id) || this.unavailable.has(env.id)) throw new Error(`environment "${env.id}" is registered twice`);
+    (env.runtimes.includes(this.runtime) ? this.available : this.unavailable).set(env.id, env);
+    return this;
+  }
+
+  get(id: string): AnyEnvironment | undefined {
+    return this.available.get(id);
+  }
+
+  /** True when the id names an environment that exists but cannot run on this runtime. */
+  isUnavailableHere(id: string): boolean {
+    return this.unavailable.has(id);
+  }
+
+  list(): AnyEnvironment[] {
+    return [...this.available.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+}

@@ -1,0 +1,110 @@
+import type { z } from "zod";
+import type { AssistantMessage, ChatMessage, Score, Split, ToolDefinition } from "../protocol/index.js";
+import type { Rng } from "./rng.js";
+import type { Parser } from "./parsers/parser.js";
+import type { Rubric } from "./rubric.js";
+import type { Tool } from "./tools.js";
+
+/** One task: what the model is asked, and what the rubric checks against. */
+export interface TaskRow {
+  prompt: string | ChatMessage[];
+  answer?: string | null;
+  info?: Record<string, unknown>;
+}
+
+/**
+ * Tasks by split. A finite split holds rows addressed by index; a procedural split
+ * (size null) generates the task for any non-negative index, which acts as its seed.
+ */
+export interface Dataset {
+  size(split: Split): number | null;
+  row(split: Split, index: number): TaskRow | Promise<TaskRow>;
+}
+
+export interface SetupContext<Args> {
+  args: Args;
+  rng: Rng;
+  split: Split;
+  index: number;
+}
+
+export interface SetupResult<State> {
+  state: State;
+  /** Messages appended after the task's prompt (a board, a first observation). */
+  messages?: ChatMessage[];
+}
+
+export interface RespondContext<Args> {
+  args: Args;
+  /** Seeded by (episode seed, turn): the same step replays the same way. */
+  rng: Rng;
+  /** The turn this message was sent at, counted from 1. */
+  turn: number;
+  /** The transcript before this message. */
+  messages: readonly ChatMessage[];
+  task: TaskRow;
+  /** Tool results the server produced for this message's tool calls, in order. */
+  toolResults: readonly ChatMessage[];
+}
+
+export interface RespondResult<State> {
+  state: State;
+  messages?: ChatMessage[];
+  /** Set when the environment itself ends the episode (game over, final verdict). */
+  done?: boolean;
+  /** Reported as `stop_reason` when `done` (default `env_done`). */
+  stopReason?: string;
+}
+
+export interface StopCheck<State> {
+  state: State;
+  turn: number;
+  maxTurns: number;
+  message: AssistantMessage;
+  messages: readonly ChatMessage[];
+}
+
+/** A named stop condition; the first that fires ends the episode and names its stop reason. */
+export interface StopCondition<State> {
+  name: string;
+  /** True when stopping here cuts the episode short rather than finishing it. */
+  truncates: boolean;
+  check(input: StopCheck<State>): boolean;
+}
+
+export type EnvKind = "single_turn" | "multi_turn" | "tool";
+
+/** Where an environment can run; `python` needs Node's worker threads, for instance. */
+export type Runtime = "node" | "worker";
+
+/**
+ * An environment: instructions + tasks + interaction protocol + rubric. Build one with
+ * `defineEnv` or the `singleTurnEnv` / `multiTurnEnv` / `toolEnv` helpers.
+ */
+export interface Environment<Args = unknown, State = unknown> {
+  id: string;
+  version: string;
+  description: string;
+  kind: EnvKind;
+  argsSchema: z.ZodType<Args>;
+  stateSchema: z.ZodType<State>;
+  dataset: Dataset;
+  systemPrompt: string | null;
+  fewShot: ChatMessage[];
+  parser: Parser;
+  tools: Tool<State>[];
+  maxTurns: number;
+  stopConditions: StopCondition<State>[];
+  setup(row: TaskRow, ctx: SetupContext<Args>): SetupResult<State> | Promise<SetupResult<State>>;
+  respond(state: State, message: AssistantMessage, ctx: RespondContext<Args>): RespondResult<State> | Promise<RespondResult<State>>;
+  rubric: Rubric<State>;
+  runtimes: Runtime[];
+  /** Tool definitions as sent to the model. */
+  toolDefinitions(): ToolDefinition[];
+}
+
+/** An environment whose type parameters have been forgotten, as registries hold them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyEnvironment = Environment<any, any>;
+
+export type { Score };

@@ -1,0 +1,72 @@
+import { z } from "zod";
+import { ChatMessage, ToolDefinition } from "./messages.js";
+
+export const Split = z.enum(["train", "eval"]).meta({ description: "Dataset split.", example: "train" });
+export type Split = z.infer<typeof Split>;
+
+export const RubricComponentInfo = z
+  .object({
+    name: z.string().meta({ example: "lcs_ratio" }),
+    weight: z.number().meta({ description: "Weight in the total reward; 0 marks a metric that is reported but not rewarded.", example: 1 }),
+    description: z.string().optional(),
+    group: z.boolean().meta({ description: "True when the component is computed over a group of rollouts." }),
+  })
+  .strict()
+  .meta({ id: "RubricComponentInfo" });
+
+export const EnvInfo = z
+  .object({
+    id: z.string().meta({ example: "reverse-text" }),
+    version: z.string().meta({ example: "1.0.0" }),
+    description: z.string(),
+    kind: z.enum(["single_turn", "multi_turn", "tool"]).meta({ description: "Interaction protocol." }),
+    args_schema: z.record(z.string(), z.unknown()).meta({ description: "JSON Schema of the `args` a reset accepts." }),
+    tools: z.array(ToolDefinition),
+    max_turns: z.number().int().meta({ description: "Assistant messages after which the episode stops.", example: 1 }),
+    splits: z
+      .object({
+        train: z.number().int().nullable().meta({ description: "Rows in the split; null for a procedural (infinite, seed-addressed) split." }),
+        eval: z.number().int().nullable(),
+      })
+      .strict(),
+    rubric: z.array(RubricComponentInfo),
+    system_prompt: z.string().nullable(),
+    answer_format: z.string().nullable().meta({ description: "How the environment expects the final answer to be written.", example: "<answer>…</answer>" }),
+  })
+  .strict()
+  .meta({ id: "EnvInfo", description: "An environment the server runs." });
+export type EnvInfo = z.infer<typeof EnvInfo>;
+
+export const EnvList = z.object({ envs: z.array(EnvInfo) }).strict().meta({ id: "EnvList" });
+export type EnvList = z.infer<typeof EnvList>;
+
+export const Example = z
+  .object({
+    index: z.number().int().meta({ description: "Row index in its split; pass it as `index` to reset on this task." }),
+    split: Split,
+    prompt: z.array(ChatMessage).meta({ description: "The task's opening messages as the model sees them (system prompt included)." }),
+    answer: z.string().nullable(),
+    info: z.record(z.string(), z.unknown()),
+  })
+  .strict()
+  .meta({ id: "Example" });
+export type Example = z.infer<typeof Example>;
+
+export const ExampleQuery = z
+  .object({
+    split: Split.default("train"),
+    offset: z.coerce.number().int().min(0).default(0).meta({ example: 0 }),
+    limit: z.coerce.number().int().min(1).max(500).default(20).meta({ example: 20 }),
+  })
+  .strict();
+
+export const ExamplePage = z
+  .object({
+    examples: z.array(Example),
+    offset: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int().nullable().meta({ description: "Rows in the split; null for a procedural split (index = seed)." }),
+  })
+  .strict()
+  .meta({ id: "ExamplePage" });
+export type ExamplePage = z.infer<typeof ExamplePage>;

@@ -1,0 +1,272 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineRubric, defineTool, rowsDataset, toolEnv } from "../envs/index.js";
+import { ERROR_STATUS } from "../protocol/index.js";
+import { inProcessApp } from "../../test/support/in-process.js";
+
+const apps: ReturnType<typeof inProcessApp>[] = [];
+function setup(opts?: Parameters<typeof inProcessApp>[0]) {
+  const app = inProcessApp(opts);
+  apps.push(app);
+  return app;
+}
+afterEach(() => {
+  while (apps.length) apps.pop()?.close();
+});
+
+const answer = (text: string) => ({ role: "assistant", content: `<answer>${text}</answer>` });
+
+describe("environments", () => {
+  it("lists and describes reverse-text", async () => {
+    const { call } = setup();
+    const list = await call("GET", "/v1/envs");
+    expect(list.status).toBe(200);
+    expect(list.json.envs.map((e: { id: string }) => e.id)).toContain("reverse-text");
+    const info = await call("GET", "/v1/envs/reverse-text");
+    expect(info.json).toMatchObject({ id: "reverse-text", kind: "single_turn", max_turns: 1, splits: { train: 198, eval: 22 } });
+    expect(info.json.rubric.map((r: { name: string; weight: number }) => [r.name, r.weight])).toEqual([["lcs_ratio", 1], ["format", 0.2]]);
+  });
+
+  it("pages examples and rejects an unknown env", async () => {
+    const { call } = setup();
+    const page = await call("GET", "/v1/envs/reverse-text/examples?split=eval&offset=20&limit=5");
+    expect(page.status).toBe(200);
+    expect(page.json.total).toBe(22);
+    expect(page.json.examples.map((e: { index: number }) => e.index)).toEqual([20, 21]);
+    const missing = await call("GET", "/v1/envs/nope");
+    expect(missing.status).toBe(404);
+    expect(missing.json.error.code).toBe("env_not_found");
+    const badQuery = await call("GET", "/v1/envs/reverse-text/examples?limit=0");
+    expect(badQuery.json.error.code).toBe("invalid_request");
+  });
+});
+
+describe("episodes", () => {
+  it("runs reset → step → score → get, and scoring again returns the same result", async () => {
+    const { call } = setup();
+    const reset = await call("POST", "/v1/envs/reverse-text/episodes", { split: "train", index: 3, seed: 11 });
+    expect(reset.status).toBe(201);
+    expect(reset.json).toMatchObject({ turn: 0, done: false, index: 3, seed: 11, tools: [] });
+    const id = reset.json.episode_id as string;
+    const text = reset.json.messages.at(-1).content as string;
+    const reversed = Array.from(text).reverse().join("");
+
+    const step = await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer(reversed) });
+    expect(step.status).toBe(200);
+    expect(step.json).toMatchObject({ turn: 1, done: true, stop_reason: "single_turn", truncated: false, messages: [] });
+
+    const score = await call("POST", `/v1/episodes/${id}/score`);
+    expect(score.json.score.reward).toBeCloseTo(1.2, 10);
+    expect(score.json.score.components).toEqual([
+      { name: "lcs_ratio", weight: 1, score: 1 },
+      { name: "format", weight: 0.2, score: 1 },
+    ]);
+    const again = await call("POST", `/v1/episodes/${id}/score`);
+    expect(again.text).toBe(score.text);
+
+    const episode = await call("GET", `/v1/episodes/${id}`);
+    expect(episode.json).toMatchObject({ status: "done", turn: 1, done: true, score: score.json.score });
+    expect(episode.json.messages.at(-1)).toEqual(answer(reversed));
+  });
+
+  it("answers a retried step with the stored bytes and applies it once", async () => {
+    const { call, advance } = setup();
+    const id = (await call("POST", "/v1/envs/reverse-text/episodes", { index: 0 })).json.episode_id;
+    const first = await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("abc") });
+    advance(5_000);
+    const retry = await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("abc") });
+    expect(retry.status).toBe(200);
+    expect(retry.text).toBe(first.text);
+    const episode = await call("GET", `/v1/episodes/${id}`);
+    expect(episode.json.messages.filter((m: { role: string }) => m.role === "assistant")).toHaveLength(1);
+  });
+
+  it("rejects a different message at a stale turn, a future turn, and steps after done", async () => {
+    const { call } = setup();
+    const id = (await call("POST", "/v1/envs/reverse-text/episodes", { index: 0 })).json.episode_id;
+    const ahead = await call("POST", `/v1/episodes/${id}/step`, { turn: 2, message: answer("x") });
+    expect([ahead.status, ahead.json.error.code]).toEqual([409, "turn_conflict"]);
+    await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("abc") });
+    const stale = await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("different") });
+    expect([stale.status, stale.json.error.code]).toEqual([409, "turn_conflict"]);
+    const done = await call("POST", `/v1/episodes/${id}/step`, { turn: 1, message: answer("again") });
+    expect([done.status, done.json.error.code]).toEqual([409, "episode_done"]);
+  });
+
+  it("returns the same episode for a repeated Idempotency-Key, and 409 when the body differs", async () => {
+    const { call } = setup();
+    const headers = { "idempotency-key": "run-1-task-0" };
+    const a = await call("POST", "/v1/envs/reverse-text/episodes", { index: 5 }, headers);
+    const b = await call("POST", "/v1/envs/reverse-text/episodes", { index: 5 }, headers);
+    expect(b.json.episode_id).toBe(a.json.episode_id);
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    const c = await call("POST", "/v1/envs/reverse-text/episodes", { index: 6 }, headers);
+    expect([c.status, c.json.error.code]).toEqual([409, "idempotency_key_reused"]);
+  });
+
+  it("closes idempotently and refuses steps on a closed episode", async () => {
+    const { call } = setup();
+    const id = (await call("POST", "/v1/envs/reverse-text/episodes", { index: 0 })).json.episode_id;
+    const first = await call("DELETE", `/v1/episodes/${id}`);
+    const second = await call("DELETE", `/v1/episodes/${id}`);
+    expect(first.json).toEqual({ episode_id: id, status: "closed" });
+    expect(second.json).toEqual(first.json);
+    const step = await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("x") });
+    expect(step.json.error.code).toBe("episode_closed");
+    expect((await call("DELETE", "/v1/episodes/ep_missing")).status).toBe(404);
+  });
+
+  it("expires an episode after its TTL, refreshes the TTL on activity, and reaps it", async () => {
+    const { call, advance, store, now } = setup({ config: { defaultTtlSeconds: 60, maxTtlSeconds: 120 } });
+    const capped = await call("POST", "/v1/envs/reverse-text/episodes", { index: 0, ttl_seconds: 10_000 });
+    expect(Date.parse(capped.json.expires_at) - now()).toBe(120_000);
+    const id = (await call("POST", "/v1/envs/multi-echo/episodes", {})).json?.episode_id;
+    expect(id).toBeUndefined(); // no such env: just checking the 404 path does not throw
+    const ep = (await call("POST", "/v1/envs/reverse-text/episodes", { index: 0 })).json.episode_id;
+    advance(50_000);
+    expect((await call("GET", `/v1/episodes/${ep}`)).status).toBe(200);
+    advance(11_000);
+    const gone = await call("GET", `/v1/episodes/${ep}`);
+    expect([gone.status, gone.json.error.code]).toEqual([410, "episode_expired"]);
+    const reaped = await store.reapExpired(now());
+    expect(reaped.expired).toBeGreaterThanOrEqual(1);
+    expect((await call("POST", `/v1/episodes/${ep}/step`, { turn: 0, message: answer("x") })).status).toBe(410);
+  });
+
+  it("validates reset bodies and env args", async () => {
+    const { call } = setup();
+    const unknown = await call("POST", "/v1/envs/reverse-text/episodes", { index: 0, bogus: true });
+    expect([unknown.status, unknown.json.error.code]).toEqual([400, "invalid_request"]);
+    const args = await call("POST", "/v1/envs/reverse-text/episodes", { args: { nope: 1 } });
+    expect([args.status, args.json.error.code]).toEqual([422, "invalid_env_args"]);
+    const range = await call("POST", "/v1/envs/reverse-text/episodes", { split: "eval", index: 22 });
+    expect([range.status, range.json.error.code]).toEqual([422, "task_out_of_range"]);
+    const malformed = await call("POST", "/v1/envs/reverse-text/episodes", "{not json");
+    expect([malformed.status, malformed.json.error.code]).toEqual([400, "malformed_json"]);
+    const notAssistant = await call("POST", "/v1/episodes/ep_x/step", { turn: 0, message: { role: "user", content: "hi" } });
+    expect(notAssistant.status).toBe(400);
+  });
+
+  it("replays an episode exactly from its seed", async () => {
+    const { call } = setup();
+    const a = await call("POST", "/v1/envs/reverse-text/episodes", { seed: 99 });
+    const b = await call("POST", "/v1/envs/reverse-text/episodes", { seed: 99 });
+    expect(b.json.messages).toEqual(a.json.messages);
+    expect(b.json.index).toBe(a.json.index);
+  });
+});
+
+describe("tools through a step", () => {
+  const counterEnv = toolEnv<Record<string, never>, { total: number }>({
+    id: "counter",
+    version: "1.0.0",
+    description: "adds numbers with a stateful tool",
+    stateSchema: z.object({ total: z.number() }),
+    setup: () => ({ state: { total: 0 } }),
+    dataset: rowsDataset({ train: [{ prompt: "Add 2 and 3 with the tool.", answer: "5" }] }),
+    tools: [
+      defineTool({
+        name: "add",
+        description: "Adds n to the running total and returns it.",
+        parameters: z.object({ n: z.number() }),
+        run: ({ n }, ctx) => {
+          ctx.state.total += n;
+          return String(ctx.state.total);
+        },
+      }),
+      defineTool({ name: "boom", description: "Always fails.", parameters: z.object({}), run: () => { throw new Error("kaput"); } }),
+      defineTool({ name: "slow", description: "Never returns in time.", parameters: z.object({}), timeoutMs: 50, run: () => new Promise<string>(() => {}) }),
+    ],
+    rubric: defineRubric([{ name: "correct", weight: 1, fn: ({ completion, answer, parser }) => Number(parser.parseAnswer(completion) === answer) }]),
+  });
+
+  it("executes tool calls on the server, reports failures to the model, and keeps state", async () => {
+    const { call } = setup({ envs: [counterEnv] });
+    const reset = await call("POST", "/v1/envs/counter/episodes", {});
+    expect(reset.json.tools[0].function).toMatchObject({ name: "add", parameters: { type: "object", properties: { n: { type: "number" } } } });
+    const id = reset.json.episode_id;
+    const calls = [
+      { id: "c1", type: "function", function: { name: "add", arguments: '{"n":2}' } },
+      { id: "c2", type: "function", function: { name: "add", arguments: '{"n":3}' } },
+      { id: "c3", type: "function", function: { name: "boom", arguments: "{}" } },
+      { id: "c4", type: "function", function: { name: "slow", arguments: "{}" } },
+      { id: "c5", type: "function", function: { name: "add", arguments: '{"n":"x"}' } },
+      { id: "c6", type: "function", function: { name: "nope", arguments: "{}" } },
+    ];
+    const step = await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: { role: "assistant", content: null, tool_calls: calls } });
+    expect(step.status).toBe(200);
+    expect(step.json.done).toBe(false);
+    const contents = step.json.messages.map((m: { tool_call_id: string; content: string }) => [m.tool_call_id, m.content]);
+    expect(contents.slice(0, 2)).toEqual([["c1", "2"], ["c2", "5"]]);
+    expect(contents[2][1]).toMatch(/kaput/);
+    expect(contents[3][1]).toMatch(/timed out/);
+    expect(contents[4][1]).toMatch(/invalid arguments/);
+    expect(contents[5][1]).toMatch(/unknown tool/);
+    const final = await call("POST", `/v1/episodes/${id}/step`, { turn: 1, message: answer("5") });
+    expect(final.json).toMatchObject({ done: true, stop_reason: "no_tool_calls", truncated: false });
+    const score = await call("POST", `/v1/episodes/${id}/score`);
+    expect(score.json.score).toMatchObject({ reward: 1, metrics: { turns: 2, tool_calls: 6 } });
+  });
+});
+
+describe("stateless scoring", () => {
+  it("scores completions and computes group advantages", async () => {
+    const { call } = setup();
+    const res = await call("POST", "/v1/envs/reverse-text/score", {
+      items: [
+        { prompt: "abc", completion: "<answer>cba</answer>", answer: "cba", group: "g" },
+        { prompt: "abc", completion: "<answer>abc</answer>", answer: "cba", group: "g" },
+        { prompt: "xy", completion: "no tags", answer: "yx" },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const [a, b, c] = res.json.results;
+    // "abc" vs "cba": LCS is 1 character, so 2·1/6; format is 1 for both tagged answers.
+    expect(a.score.reward).toBeCloseTo(1.2, 10);
+    expect(b.score.reward).toBeCloseTo(1 / 3 + 0.2, 10);
+    const mean = (a.score.reward + b.score.reward) / 2;
+    expect(a.advantage).toBeCloseTo(a.score.reward - mean, 10);
+    expect(b.advantage).toBeCloseTo(b.score.reward - mean, 10);
+    expect(c.advantage).toBeNull();
+    expect(res.json.groups).toEqual([{ group: "g", size: 2, mean, std: expect.any(Number) }]);
+  });
+});
+
+describe("errors, auth and limits", () => {
+  it("uses one status per code", () => {
+    for (const [code, status] of Object.entries(ERROR_STATUS)) expect(status, code).toBeGreaterThanOrEqual(400);
+  });
+
+  it("requires a bearer key on /v1 when keys are configured, and leaves /health open", async () => {
+    const { call } = setup({ config: { apiKeys: ["sk-a", "sk-b"] } });
+    expect((await call("GET", "/health")).status).toBe(200);
+    const none = await call("GET", "/v1/envs");
+    expect([none.status, none.json.error.code]).toEqual([401, "unauthorized"]);
+    expect(none.headers.get("www-authenticate")).toBe("Bearer");
+    expect((await call("GET", "/v1/envs", undefined, { authorization: "Bearer sk-wrong" })).status).toBe(401);
+    expect((await call("GET", "/v1/envs", undefined, { authorization: "Bearer sk-b" })).status).toBe(200);
+  });
+
+  it("rejects bodies over the limit with 413 and keeps request ids", async () => {
+    const { call } = setup({ config: { bodyLimitBytes: 256 } });
+    const big = await call("POST", "/v1/envs/reverse-text/episodes", { metadata: { pad: "x".repeat(1000) } }, { "x-request-id": "trace-42" });
+    expect([big.status, big.json.error.code, big.json.error.request_id]).toEqual([413, "payload_too_large", "trace-42"]);
+    expect(big.headers.get("x-request-id")).toBe("trace-42");
+  });
+
+  it("answers unknown routes with route_not_found", async () => {
+    const { call } = setup();
+    const res = await call("GET", "/v1/nothing-here");
+    expect([res.status, res.json.error.code]).toEqual([404, "route_not_found"]);
+  });
+
+  it("serves the OpenAPI document and the docs page", async () => {
+    const { call } = setup();
+    const doc = await call("GET", "/openapi.json");
+    expect(doc.json.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.json.paths)).toContain("/v1/episodes/{episode_id}/step");
+    const docs = await call("GET", "/docs");
+    expect(docs.status).toBe(200);
+    expect(docs.text).toContain("/openapi.json");
+  });
+});

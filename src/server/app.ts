@@ -1,0 +1,64 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { envInfo } from "../envs/index.js";
+import { DEFAULT_CONFIG, type AppDeps, type AppEnv, type ServerConfig } from "./context.js";
+import { EpisodeStore } from "./db/episode-store.js";
+import { EpisodeService } from "./episode-service.js";
+import { ApiError, errorResponse, handleError, validationError } from "./errors.js";
+import { bearerAuth } from "./middleware/auth.js";
+import { limitBody } from "./middleware/body-limit.js";
+import { requestId } from "./middleware/request-id.js";
+import { registerProtocolComponents } from "./openapi/components.js";
+import { registerDocsRoutes } from "./routes/docs.js";
+import { registerEnvRoutes } from "./routes/envs.js";
+import { registerEpisodeRoutes } from "./routes/episodes.js";
+import { registerHealthRoutes } from "./routes/health.js";
+import { registerScoreCompletionsRoute } from "./routes/score-completions.js";
+
+export interface EdgegymApp {
+  app: OpenAPIHono<AppEnv>;
+  store: EpisodeStore;
+  config: ServerConfig;
+}
+
+/**
+ * Builds the whole HTTP app from injected dependencies. Both runtime entries call this;
+ * tests call it in-process and drive it with `app.request(...)`.
+ *
+ * @example
+ * const { app } = createApp({ db, registry: new EnvRegistry("node", builtinEnvs) });
+ * await app.request("/v1/envs");
+ */
+export function createApp(deps: AppDeps): EdgegymApp {
+  registerProtocolComponents();
+  const config: ServerConfig = { ...DEFAULT_CONFIG, ...deps.config };
+  const clock = deps.clock ?? Date.now;
+  const store = new EpisodeStore(deps.db);
+  const service = new EpisodeService(store, deps.registry, config, clock);
+
+  const app = new OpenAPIHono<AppEnv>({
+    // Request validation failures become our error body, not zod's raw output.
+    defaultHook: (result, c) => {
+      if (!result.success) return errorResponse(c, validationError(result.error, `request ${result.target}`));
+      return undefined;
+    },
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "Needed on /v1 routes when the server has API keys (EDGEGYM_API_KEYS).",
+  });
+
+  app.use("*", requestId());
+  app.use("/v1/*", bearerAuth({ keys: config.apiKeys }));
+  app.use("/v1/*", limitBody(config.bodyLimitBytes));
+
+  registerHealthRoutes(app, config, deps.registry.runtime);
+  registerEnvRoutes(app, service, () => deps.registry.list().map(envInfo));
+  registerEpisodeRoutes(app, service);
+  registerScoreCompletionsRoute(app, service);
+  registerDocsRoutes(app);
+
+  app.notFound((c) => errorResponse(c, new ApiError("route_not_found", `no route ${c.req.method} ${new URL(c.req.url).pathname}; see /docs`)));
+  app.onError(handleError);
+  return { app, store, config };
+}

@@ -1,0 +1,41 @@
+import Database from "better-sqlite3";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { fileURLToPath } from "node:url";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { EdgegymDb } from "./database.js";
+import * as schema from "./schema.js";
+
+/** The checked-in migrations, shared with the Worker build (wrangler reads the same files). */
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../drizzle", import.meta.url));
+
+export interface NodeDatabase {
+  db: EdgegymDb;
+  close(): void;
+}
+
+/**
+ * Opens (creating when missing) the SQLite file and applies pending migrations. WAL
+ * lets several server processes share one file: readers never block the writer, and
+ * the busy timeout queues writers instead of failing them.
+ */
+export function openNodeDatabase(path: string): NodeDatabase {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new Database(path);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("busy_timeout = 5000");
+  const db = drizzle(sqlite, { schema });
+  // Two processes starting together on one new file may both try to migrate; the
+  // loser's transaction fails on "already exists" and a second look finds it applied.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      migrate(db, { migrationsFolder: MIGRATIONS_DIR });
+      break;
+    } catch (err) {
+      if (attempt >= 3 || !/already exists/.test(String(err))) throw err;
+    }
+  }
+  return { db: db as unknown as EdgegymDb, close: () => sqlite.close() };
+}

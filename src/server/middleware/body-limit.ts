@@ -1,0 +1,16 @@
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { AppEnv } from "../context.js";
+import { ApiError, errorResponse } from "../errors.js";
+
+/**
+ * Rejects bodies over `maxBytes` with 413 `payload_too_large`, before they are parsed
+ * (hono's bodyLimit counts the stream, so a missing Content-Length is no way around it).
+ */
+export function limitBody(maxBytes: number): MiddlewareHandler<AppEnv> {
+  return bodyLimit({
+    maxSize: maxBytes,
+    onError: (c) =>
+      errorResponse(c as Parameters<typeof errorResponse>[0], new ApiError("payload_too_large", `request body exceeds the server's limit of ${maxBytes} bytes`, { limit_bytes: maxBytes })),
+  });
+}

@@ -1,0 +1,43 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import type { ServerConfig } from "../context.js";
+
+/** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every field optional. */
+const ConfigFile = z
+  .object({
+    api_keys: z.array(z.string().min(1)).optional(),
+    body_limit_bytes: z.number().int().positive().optional(),
+    default_ttl_seconds: z.number().int().positive().optional(),
+    max_ttl_seconds: z.number().int().positive().optional(),
+  })
+  .strict();
+
+const positiveInt = (name: string, raw: string | undefined): number | undefined => {
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+};
+
+/**
+ * Server settings from the environment, then the config file; the environment wins.
+ * API keys from both are accepted.
+ */
+export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): Partial<ServerConfig> {
+  const path = configPath ?? env.EDGEGYM_CONFIG;
+  let file: z.infer<typeof ConfigFile> = {};
+  if (path) {
+    const parsed = ConfigFile.safeParse(JSON.parse(readFileSync(path, "utf8")));
+    if (!parsed.success) throw new Error(`config file ${path}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    file = parsed.data;
+  }
+  const envKeys = (env.EDGEGYM_API_KEYS ?? "").split(",").map((k) => k.trim()).filter(Boolean);
+  const out: Partial<ServerConfig> = { apiKeys: [...new Set([...envKeys, ...(file.api_keys ?? [])])] };
+  const body = positiveInt("EDGEGYM_BODY_LIMIT_BYTES", env.EDGEGYM_BODY_LIMIT_BYTES) ?? file.body_limit_bytes;
+  const ttl = positiveInt("EDGEGYM_TTL_SECONDS", env.EDGEGYM_TTL_SECONDS) ?? file.default_ttl_seconds;
+  const maxTtl = positiveInt("EDGEGYM_MAX_TTL_SECONDS", env.EDGEGYM_MAX_TTL_SECONDS) ?? file.max_ttl_seconds;
+  if (body !== undefined) out.bodyLimitBytes = body;
+  if (ttl !== undefined) out.defaultTtlSeconds = ttl;
+  if (maxTtl !== undefined) out.maxTtlSeconds = maxTtl;
+  return out;
+}

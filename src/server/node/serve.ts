@@ -1,0 +1,61 @@
+import { serve, type ServerType } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
+import { createApp } from "../app.js";
+import type { ServerConfig } from "../context.js";
+import { openNodeDatabase } from "../db/node-sqlite.js";
+
+export interface NodeServerOptions {
+  port: number;
+  host: string;
+  /** SQLite file path, or ":memory:". */
+  dbPath: string;
+  config?: Partial<ServerConfig>;
+  /** Environments beside the built-ins (from `--env`). */
+  extraEnvs?: AnyEnvironment[];
+  /** How often expired episodes are reaped; 0 turns the reaper off. */
+  reapIntervalMs?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The Node runtime: better-sqlite3 + @hono/node-server + a timer that reaps expired episodes. */
+export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
+  const database = openNodeDatabase(options.dbPath);
+  const registry = new EnvRegistry("node", [...builtinEnvs, ...(options.extraEnvs ?? [])]);
+  const { app, store } = createApp({ db: database.db, registry, config: options.config ?? {} });
+
+  const reap = async (): Promise<void> => {
+    try {
+      const { expired, deleted } = await store.reapExpired(Date.now());
+      if (expired || deleted) console.log(`reaper: expired ${expired} episode(s), removed ${deleted} old tombstone(s)`);
+    } catch (err) {
+      console.error("reaper failed:", err);
+    }
+  };
+  await reap();
+  const interval = options.reapIntervalMs ?? 60_000;
+  const timer = interval > 0 ? setInterval(() => void reap(), interval) : undefined;
+  timer?.unref();
+
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${host}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        if (timer) clearInterval(timer);
+        server.close((err) => {
+          database.close();
+          if (err) reject(err);
+          else resolve();
+        });
+      }),
+  };
+}

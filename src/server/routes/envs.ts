@@ -1,0 +1,56 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { EnvInfo, EnvList, ExamplePage, ExampleQuery } from "../../protocol/index.js";
+import { envInfo, loadTask, openingMessages } from "../../envs/index.js";
+import type { AppEnv } from "../context.js";
+import type { EpisodeService } from "../episode-service.js";
+import { ApiError } from "../errors.js";
+import { errorResponses, json } from "./responses.js";
+
+const EnvParams = z.object({ env_id: z.string().meta({ example: "reverse-text" }) });
+
+const listEnvs = createRoute({
+  method: "get",
+  path: "/v1/envs",
+  tags: ["environments"],
+  summary: "List environments",
+  responses: { 200: { description: "Every environment this server runs.", content: json(EnvList) }, ...errorResponses() },
+});
+
+const getEnv = createRoute({
+  method: "get",
+  path: "/v1/envs/{env_id}",
+  tags: ["environments"],
+  summary: "Describe an environment",
+  request: { params: EnvParams },
+  responses: { 200: { description: "The environment.", content: json(EnvInfo) }, ...errorResponses("env_not_found", "env_unavailable") },
+});
+
+const listExamples = createRoute({
+  method: "get",
+  path: "/v1/envs/{env_id}/examples",
+  tags: ["environments"],
+  summary: "Page through an environment's tasks",
+  description: "Rows of a split with the prompt as the model sees it. For a procedural split the index is the task's seed and any range is valid.",
+  request: { params: EnvParams, query: ExampleQuery },
+  responses: { 200: { description: "A page of tasks.", content: json(ExamplePage) }, ...errorResponses("env_not_found", "env_unavailable") },
+});
+
+export function registerEnvRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeService, list: () => EnvInfo[]): void {
+  app.openapi(listEnvs, (c) => c.json({ envs: list() }, 200));
+
+  app.openapi(getEnv, (c) => c.json(envInfo(service.env(c.req.valid("param").env_id)), 200));
+
+  app.openapi(listExamples, async (c) => {
+    const env = service.env(c.req.valid("param").env_id);
+    const { split, offset, limit } = c.req.valid("query");
+    const total = env.dataset.size(split);
+    const end = total === null ? offset + limit : Math.min(total, offset + limit);
+    const examples = [];
+    for (let index = offset; index < end; index++) {
+      const row = await loadTask(env, split, index);
+      examples.push({ index, split, prompt: openingMessages(env, row), answer: row.answer ?? null, info: row.info ?? {} });
+    }
+    if (total !== null && offset > total) throw new ApiError("task_out_of_range", `offset ${offset} is past the ${total} rows of split "${split}"`);
+    return c.json({ examples, offset, limit, total }, 200);
+  });
+}

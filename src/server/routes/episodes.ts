@@ -1,0 +1,91 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { CloseResponse, Episode, EpisodeId, ResetRequest, ResetResponse, ScoreResponse, StepRequest, StepResponse } from "../../protocol/index.js";
+import type { AppEnv } from "../context.js";
+import type { EpisodeService } from "../episode-service.js";
+import { errorResponses, json } from "./responses.js";
+
+const EnvParams = z.object({ env_id: z.string().meta({ example: "reverse-text" }) });
+const EpisodeParams = z.object({ episode_id: EpisodeId });
+const IdempotencyHeaders = z.object({
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: "Repeating a reset with the same key (and body) returns the same episode.", example: "run-7-task-3-gen-0" }),
+});
+
+const reset = createRoute({
+  method: "post",
+  path: "/v1/envs/{env_id}/episodes",
+  tags: ["episodes"],
+  summary: "Start an episode (reset)",
+  description: "Picks a task (dataset row by `index`, or by `seed`), runs the environment's setup and returns the opening messages and tools.",
+  request: { params: EnvParams, headers: IdempotencyHeaders, body: { required: true, content: json(ResetRequest) } },
+  responses: {
+    201: { description: "The new episode (or, with a repeated Idempotency-Key, the one it made before).", content: json(ResetResponse) },
+    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "idempotency_key_reused", "malformed_json", "payload_too_large"),
+  },
+});
+
+const step = createRoute({
+  method: "post",
+  path: "/v1/episodes/{episode_id}/step",
+  tags: ["episodes"],
+  summary: "Send one assistant message",
+  description:
+    "Applies one assistant message at `turn`. Tool calls run on the server. A retry of a step already applied returns the stored reply byte for byte; a different message at a past turn is 409 `turn_conflict`.",
+  request: { params: EpisodeParams, body: { required: true, content: json(StepRequest) } },
+  responses: {
+    200: { description: "The environment's reply.", content: json(StepResponse) },
+    ...errorResponses("episode_not_found", "turn_conflict", "episode_done", "episode_closed", "episode_expired", "malformed_json", "payload_too_large"),
+  },
+});
+
+const getEpisode = createRoute({
+  method: "get",
+  path: "/v1/episodes/{episode_id}",
+  tags: ["episodes"],
+  summary: "Read an episode: transcript, status, score",
+  request: { params: EpisodeParams },
+  responses: { 200: { description: "The episode.", content: json(Episode) }, ...errorResponses("episode_not_found", "episode_expired") },
+});
+
+const closeEpisode = createRoute({
+  method: "delete",
+  path: "/v1/episodes/{episode_id}",
+  tags: ["episodes"],
+  summary: "Close an episode (idempotent)",
+  request: { params: EpisodeParams },
+  responses: { 200: { description: "The episode's status after closing.", content: json(CloseResponse) }, ...errorResponses("episode_not_found") },
+});
+
+const scoreEpisode = createRoute({
+  method: "post",
+  path: "/v1/episodes/{episode_id}/score",
+  tags: ["episodes"],
+  summary: "Score an episode with its rubric",
+  description: "Runs the rubric once and stores the result; scoring again returns the same score. Scoring an active episode ends it.",
+  request: { params: EpisodeParams },
+  responses: { 200: { description: "The score.", content: json(ScoreResponse) }, ...errorResponses("episode_not_found", "episode_expired") },
+});
+
+export function registerEpisodeRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeService): void {
+  app.openapi(reset, async (c) => {
+    const { response, replayed } = await service.reset(c.req.valid("param").env_id, c.req.valid("json"), c.req.valid("header")["idempotency-key"]);
+    if (replayed) c.header("Idempotent-Replayed", "true");
+    return c.json(response, 201);
+  });
+
+  app.openapi(step, async (c) => {
+    const body = await service.step(c.req.valid("param").episode_id, c.req.valid("json"));
+    // The stored text itself, so a retried step gets exactly the bytes of the first reply.
+    return c.body(body, 200, { "Content-Type": "application/json" }) as never;
+  });
+
+  app.openapi(getEpisode, async (c) => c.json(await service.get(c.req.valid("param").episode_id), 200));
+
+  app.openapi(closeEpisode, async (c) => c.json(await service.close(c.req.valid("param").episode_id), 200));
+
+  app.openapi(scoreEpisode, async (c) => c.json(await service.score(c.req.valid("param").episode_id), 200));
+}

@@ -1,0 +1,15 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { Health } from "../../protocol/index.js";
+import type { AppEnv, ServerConfig } from "../context.js";
+
+const health = createRoute({
+  method: "get",
+  path: "/health",
+  tags: ["meta"],
+  summary: "Liveness check (no auth)",
+  responses: { 200: { description: "The server is up.", content: { "application/json": { schema: Health } } } },
+});
+
+export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, config: ServerConfig, runtime: string): void {
+  app.openapi(health, (c) => c.json({ status: "ok" as const, version: config.version, runtime }, 200));
+}
