@@ -1,0 +1,46 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { http, startNodeServer, type ChildServer } from "./support/node-server.js";
+
+// The real entry over real HTTP: the CLI, @hono/node-server, better-sqlite3 on a file.
+describe("Node server over HTTP", () => {
+  let dir: string;
+  let server: ChildServer;
+  const auth = { authorization: "Bearer sk-test" };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "edgegym-http-"));
+    server = await startNodeServer({ db: join(dir, "edgegym.db"), env: { EDGEGYM_API_KEYS: "sk-test,sk-other" } });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("drives a whole episode the way the README's curl session does", async () => {
+    expect((await http(`${server.url}/health`, "GET")).json.status).toBe("ok");
+    expect((await http(`${server.url}/v1/envs`, "GET")).status).toBe(401);
+    const reset = await http(`${server.url}/v1/envs/reverse-text/episodes`, "POST", { split: "eval", index: 0 }, auth);
+    expect(reset.status).toBe(201);
+    const id = reset.json.episode_id;
+    const text = reset.json.messages.at(-1).content as string;
+    const reply = Array.from(text).reverse().join("");
+    const step = await http(`${server.url}/v1/episodes/${id}/step`, "POST", { turn: 0, message: { role: "assistant", content: `<answer>${reply}</answer>` } }, auth);
+    expect(step.json).toMatchObject({ turn: 1, done: true });
+    const score = await http(`${server.url}/v1/episodes/${id}/score`, "POST", undefined, auth);
+    expect(score.json.score.reward).toBeCloseTo(1.2, 10);
+    expect(step.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+
+  it("keeps episodes across a restart of the server on the same file", async () => {
+    const reset = await http(`${server.url}/v1/envs/reverse-text/episodes`, "POST", { index: 1 }, auth);
+    const id = reset.json.episode_id;
+    await server.stop();
+    server = await startNodeServer({ db: join(dir, "edgegym.db"), env: { EDGEGYM_API_KEYS: "sk-test" } });
+    const episode = await http(`${server.url}/v1/episodes/${id}`, "GET", undefined, auth);
+    expect(episode.json).toMatchObject({ episode_id: id, status: "active", turn: 0 });
+    expect(episode.json.messages).toEqual(reset.json.messages);
+  });
+});
