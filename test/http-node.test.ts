@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,5 +43,29 @@ describe("Node server over HTTP", () => {
     const episode = await http(`${server.url}/v1/episodes/${id}`, "GET", undefined, auth);
     expect(episode.json).toMatchObject({ episode_id: id, status: "active", turn: 0 });
     expect(episode.json.messages).toEqual(reset.json.messages);
+  });
+
+  it("reaps expired episodes in the background, without anyone asking", async () => {
+    const db = join(dir, "reaper.db");
+    const reaping = await startNodeServer({ db, env: { EDGEGYM_REAP_INTERVAL_SECONDS: "1" } });
+    try {
+      const reset = await http(`${reaping.url}/v1/envs/reverse-text/episodes`, "POST", { index: 2, ttl_seconds: 1 });
+      const id = reset.json.episode_id as string;
+      const status = () => {
+        const sqlite = new Database(db, { readonly: true });
+        try {
+          return (sqlite.prepare("SELECT status FROM episodes WHERE id = ?").get(id) as { status: string }).status;
+        } finally {
+          sqlite.close();
+        }
+      };
+      expect(status()).toBe("active");
+      const deadline = Date.now() + 10_000;
+      while (status() !== "expired" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      expect(status()).toBe("expired");
+      expect((await http(`${reaping.url}/v1/episodes/${id}`, "GET")).status).toBe(410);
+    } finally {
+      await reaping.stop();
+    }
   });
 });

@@ -1,0 +1,27 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadServerConfig } from "./config.js";
+
+describe("loadServerConfig", () => {
+  it("reads variables, then the config file, and merges API keys from both", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ api_keys: ["sk-file"], default_ttl_seconds: 120, body_limit_bytes: 2048 }));
+    const config = loadServerConfig({ EDGEGYM_API_KEYS: "sk-env, sk-file", EDGEGYM_TTL_SECONDS: "60" }, file);
+    expect(config).toEqual({ apiKeys: ["sk-env", "sk-file"], defaultTtlSeconds: 60, bodyLimitBytes: 2048 });
+  });
+
+  it("says which setting is wrong", () => {
+    expect(() => loadServerConfig({ EDGEGYM_TTL_SECONDS: "soon" })).toThrow(/EDGEGYM_TTL_SECONDS must be a positive integer/);
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "bad.json");
+    writeFileSync(file, JSON.stringify({ api_keyz: [] }));
+    expect(() => loadServerConfig({}, file)).toThrow(/bad.json/);
+  });
+
+  it("is open (no keys) by default", () => {
+    expect(loadServerConfig({})).toEqual({ apiKeys: [] });
+  });
+});
