@@ -4,7 +4,7 @@
  * own process (the real CLI, SQLite file in WAL mode); the load comes from this
  * process over keep-alive connections on 127.0.0.1, for a bounded time per level.
  *
- *   BENCH_SECONDS=5 BENCH_LEVELS=1,16,64,256 npm run bench
+ *   BENCH_SECONDS=5 BENCH_LEVELS=1,16,64,256 BENCH_WORKERS=1 npm run bench
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -14,6 +14,7 @@ import { REPO_ROOT, startNodeServer } from "../test/support/node-server.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const LEVELS = (process.env.BENCH_LEVELS ?? "1,16,64,256").split(",").map(Number);
+const WORKERS = process.env.BENCH_WORKERS ?? "1";
 
 interface Result {
   count: number;
@@ -40,7 +41,7 @@ async function measure(concurrency: number, worker: (record: (ms: number) => voi
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "edgegym-bench-"));
-  const server = await startNodeServer({ db: join(dir, "bench.db"), args: ["--env", join(REPO_ROOT, "bench/echo-env.js")] });
+  const server = await startNodeServer({ db: join(dir, "bench.db"), args: ["--env", join(REPO_ROOT, "bench/echo-env.js"), "--workers", WORKERS] });
   const rows: string[] = [];
   try {
     for (const concurrency of LEVELS) {
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; ${SECONDS} s per level; server and load generator share the machine.\n`);
+  console.log(`\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB; ${SECONDS} s per level; ${WORKERS} server process(es); server and load generator share the machine.\n`);
   console.log("| concurrent episodes | /health req/s | /health p50 / p99 ms | persisted steps/s | step p50 / p99 ms | steps ÷ health | errors |");
   console.log("|---|---|---|---|---|---|---|");
   for (const row of rows) console.log(row);

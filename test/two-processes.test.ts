@@ -56,4 +56,25 @@ describe("two server processes on one SQLite file", () => {
       expect(episode.json.turn).toBe(2);
     }
   });
+
+  it("serves one port from several processes with --workers", async () => {
+    const db = join(dir, "workers.db");
+    const server = await startNodeServer({ db, args: ["--workers", "2", "--env", join(REPO_ROOT, "test/fixtures/countdown-env.js")] });
+    try {
+      const reset = await http(`${server.url}/v1/envs/test-countdown/episodes`, "POST", { seed: 9 });
+      let turn = 0;
+      for (; turn < 5; turn++) {
+        const step = await http(`${server.url}/v1/episodes/${reset.json.episode_id}/step`, "POST", { turn, message: { role: "assistant", content: "x" } });
+        expect(step.status, step.text).toBe(200);
+      }
+      const deadline = Date.now() + 10_000;
+      while (!/worker 2/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(server.output()).toMatch(/2 worker processes/);
+      expect(server.output()).toMatch(/worker 1/);
+      expect(server.output()).toMatch(/worker 2/);
+    } finally {
+      await server.stop();
+    }
+  });
 });
+

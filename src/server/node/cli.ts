@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import cluster from "node:cluster";
+import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { loadServerConfig } from "./config.js";
 import { loadEnvModules } from "./load-envs.js";
@@ -7,7 +9,7 @@ import { startNodeServer } from "./serve.js";
 const USAGE = `edgegym — RL environments for language models as HTTP services
 
 Usage:
-  edgegym serve [--port N] [--host H] [--db PATH|:memory:] [--env PATH_OR_PACKAGE]... [--config FILE]
+  edgegym serve [--port N] [--host H] [--db PATH|:memory:] [--env PATH_OR_PACKAGE]... [--config FILE] [--workers N|auto]
 
 Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_API_KEYS (comma-separated),
 EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
@@ -22,6 +24,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       db: { type: "string" },
       env: { type: "string", multiple: true },
       config: { type: "string" },
+      workers: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -37,8 +40,34 @@ async function serveCommand(argv: string[]): Promise<void> {
   const config = loadServerConfig(process.env, values.config);
   const extraEnvs = await loadEnvModules(values.env ?? []);
   const reapSeconds = process.env.EDGEGYM_REAP_INTERVAL_SECONDS ? Number(process.env.EDGEGYM_REAP_INTERVAL_SECONDS) : 60;
-  const server = await startNodeServer({ port, host, dbPath, config, extraEnvs, reapIntervalMs: reapSeconds * 1000 });
-  console.log(`edgegym listening on ${server.url} (database: ${dbPath}; docs: ${server.url}/docs)`);
+  const workersArg = values.workers ?? process.env.EDGEGYM_WORKERS ?? "1";
+  const workers = workersArg === "auto" ? availableParallelism() : Number(workersArg);
+  if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be a positive integer or "auto", got "${workersArg}"`);
+  if (workers > 1 && dbPath === ":memory:") throw new Error("--workers > 1 needs a database file: each process opens it (an in-memory database is per process)");
+
+  if (workers > 1 && cluster.isPrimary) {
+    // Several processes share the port (node:cluster) and the SQLite file (WAL); no
+    // episode state lives in a process, so any of them serves any step.
+    for (let i = 0; i < workers; i++) cluster.fork();
+    cluster.on("exit", (worker, code, signal) => {
+      if (code !== 0 && signal !== "SIGTERM" && signal !== "SIGINT") {
+        console.error(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
+        cluster.fork();
+      }
+    });
+    console.log(`edgegym: ${workers} worker processes on http://${host}:${port}`);
+    const stopAll = (): void => {
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.kill("SIGTERM");
+      process.exit(0);
+    };
+    process.once("SIGINT", stopAll);
+    process.once("SIGTERM", stopAll);
+    return;
+  }
+  // With workers, only the first reaps: the reaper is one statement, once is enough.
+  const reaps = !cluster.isWorker || cluster.worker?.id === 1;
+  const server = await startNodeServer({ port, host, dbPath, config, extraEnvs, reapIntervalMs: reaps ? reapSeconds * 1000 : 0 });
+  console.log(`edgegym listening on ${server.url} (database: ${dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
   if (config.apiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys.length} configured)`);
   const stop = (): void => {
     server.close().then(() => process.exit(0), () => process.exit(1));

@@ -36,8 +36,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
       console.error("reaper failed:", err);
     }
   };
-  await reap();
   const interval = options.reapIntervalMs ?? 60_000;
+  if (interval > 0) await reap();
   const timer = interval > 0 ? setInterval(() => void reap(), interval) : undefined;
   timer?.unref();
 
