@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { http, startNodeServer, type ChildServer } from "./support/node-server.js";
+import { http, REPO_ROOT, startNodeServer, type ChildServer } from "./support/node-server.js";
 
 // The real entry over real HTTP: the CLI, @hono/node-server, better-sqlite3 on a file.
 describe("Node server over HTTP", () => {
@@ -68,4 +68,48 @@ describe("Node server over HTTP", () => {
       await reaping.stop();
     }
   });
+
+  it("loses no episode when the process is killed mid-load (SIGKILL), and the episodes go on after a restart", async () => {
+    const db = join(dir, "crash.db");
+    const args = ["--env", join(REPO_ROOT, "test/fixtures/countdown-env.js")];
+    let crashing = await startNodeServer({ db, args });
+    const ids = await Promise.all(Array.from({ length: 8 }, () => http(`${crashing.url}/v1/envs/test-countdown/episodes`, "POST", {}).then((r) => r.json.episode_id as string)));
+    const acknowledged = new Map<string, number>(ids.map((id) => [id, 0]));
+    // Steps keep flowing while the process dies; only what was acknowledged is owed.
+    const load = Promise.all(
+      ids.map(async (id) => {
+        for (let turn = 0; turn < 5; turn++) {
+          try {
+            const r = await http(`${crashing.url}/v1/episodes/${id}/step`, "POST", { turn, message: { role: "assistant", content: `t${turn}` } });
+            if (r.status !== 200) return;
+            acknowledged.set(id, turn + 1);
+          } catch {
+            return;
+          }
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 30));
+    crashing.process.kill("SIGKILL");
+    await load;
+    crashing = await startNodeServer({ db, args });
+    try {
+      for (const id of ids) {
+        const episode = await http(`${crashing.url}/v1/episodes/${id}`, "GET");
+        expect(episode.status).toBe(200);
+        const turn = episode.json.turn as number;
+        expect(turn).toBeGreaterThanOrEqual(acknowledged.get(id)!);
+        // The transcript is whole: one assistant message and one reply per turn taken.
+        const assistants = episode.json.messages.filter((m: { role: string }) => m.role === "assistant");
+        expect(assistants.map((m: { content: string }) => m.content)).toEqual(Array.from({ length: turn }, (_, t) => `t${t}`));
+        if (turn < 5) {
+          const next = await http(`${crashing.url}/v1/episodes/${id}/step`, "POST", { turn, message: { role: "assistant", content: `t${turn}` } });
+          expect(next.status, next.text).toBe(200);
+        }
+      }
+    } finally {
+      await crashing.stop();
+    }
+  });
 });
+
