@@ -1,6 +1,7 @@
 import type { AnyEnvironment } from "../types.js";
+import { doubleCheck } from "./double-check/index.js";
 import { math } from "./math/index.js";
 import { reverseText } from "./reverse-text/index.js";
 
 /** Every environment that ships with edgegym. */
-export const builtinEnvs: AnyEnvironment[] = [reverseText, math];
+export const builtinEnvs: AnyEnvironment[] = [reverseText, math, doubleCheck];
