@@ -38,10 +38,13 @@ export function rowsDataset(
 /**
  * An infinite dataset: the task at `index` is generated from a generator seeded by
  * (split, index), so index = task seed and the same index is always the same task.
+ * `args` (the episode's parsed env args, undefined when listing examples) let the
+ * generator vary with difficulty or task family; the same (split, index, args) is
+ * always the same task.
  */
-export function proceduralDataset(generate: (rng: ReturnType<typeof createRng>, split: Split, index: number) => TaskRow): Dataset {
+export function proceduralDataset(generate: (rng: ReturnType<typeof createRng>, split: Split, index: number, args?: unknown) => TaskRow): Dataset {
   return {
     size: () => null,
-    row: (split, index) => generate(createRng(index, split === "train" ? 1 : 2), split, index),
+    row: (split, index, args) => generate(createRng(index, split === "train" ? 1 : 2), split, index, args),
   };
 }

@@ -79,9 +79,14 @@ export function resolveTask(env: AnyEnvironment, opts: StartOptions): { split: S
   return { split, index, seed };
 }
 
-export async function loadTask(env: AnyEnvironment, split: Split, index: number): Promise<TaskRow> {
+/**
+ * The task at (split, index). `args` are the episode's parsed args, passed on so a
+ * procedural dataset can generate tasks that depend on them (difficulty, task family);
+ * omitted (listing examples) the dataset uses its defaults.
+ */
+export async function loadTask(env: AnyEnvironment, split: Split, index: number, args?: unknown): Promise<TaskRow> {
   try {
-    return await env.dataset.row(split, index);
+    return await env.dataset.row(split, index, args);
   } catch (err) {
     if (err instanceof RangeError) throw new EngineError("task_out_of_range", err.message);
     throw err;
@@ -101,7 +106,7 @@ export function openingMessages(env: AnyEnvironment, row: TaskRow): ChatMessage[
 export async function startEpisode(env: AnyEnvironment, opts: StartOptions): Promise<EpisodeSnapshot> {
   const args = parseArgs(env, opts.args);
   const { split, index, seed } = resolveTask(env, opts);
-  const row = await loadTask(env, split, index);
+  const row = await loadTask(env, split, index, args);
   const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index });
   const state = env.stateSchema.parse(setup.state);
   const messages = [...openingMessages(env, row), ...(setup.messages ?? [])];
@@ -137,7 +142,7 @@ export interface StepOutcome {
 export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: AssistantMessage): Promise<StepOutcome> {
   const turn = snapshot.turn + 1;
   const history = snapshot.messages;
-  const row = await loadTask(env, snapshot.split, snapshot.index);
+  const row = await loadTask(env, snapshot.split, snapshot.index, snapshot.args);
   let state: unknown = structuredClone(snapshot.state);
   const reply: ChatMessage[] = [];
   let done = false;
@@ -199,7 +204,7 @@ function countToolCalls(messages: readonly ChatMessage[]): number {
 }
 
 export async function scoreEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot): Promise<Score> {
-  const row = await loadTask(env, snapshot.split, snapshot.index);
+  const row = await loadTask(env, snapshot.split, snapshot.index, snapshot.args);
   const inputs: RewardInputs<unknown> = {
     prompt: snapshot.messages.slice(0, snapshot.promptLength),
     completion: snapshot.messages.slice(snapshot.promptLength),

@@ -18,7 +18,11 @@ export interface TaskRow {
  */
 export interface Dataset {
   size(split: Split): number | null;
-  row(split: Split, index: number): TaskRow | Promise<TaskRow>;
+  /**
+   * `args` are the episode's parsed environment args (undefined when listing examples):
+   * a procedural dataset may generate differently for them; a fixed dataset ignores them.
+   */
+  row(split: Split, index: number, args?: unknown): TaskRow | Promise<TaskRow>;
 }
 
 export interface SetupContext<Args> {

@@ -1,0 +1,132 @@
+/**
+ * LaTeX and typographic math to a plain expression mathjs can parse:
+ * `\dfrac{\sqrt{3}}{2}` → `((sqrt(3))/(2))`, `2 \times 10^{3}` → `2 * 10^(3)`.
+ * Only the notation answers are written in; anything unknown is left for the parser
+ * to reject.
+ */
+
+/** The content of a `{…}` group starting at `open` (which must be `{`), and the index after it. */
+export function readGroup(text: string, open: number): { content: string; end: number } | null {
+  if (text[open] !== "{") return null;
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "\\") {
+      i++; // an escaped character (\{ or \}) never opens or closes a group
+      continue;
+    }
+    if (ch === "{") depth++;
+    else if (ch === "}") {
+      depth--;
+      if (depth === 0) return { content: text.slice(open + 1, i), end: i + 1 };
+    }
+  }
+  return null;
+}
+
+/** One argument of a macro: a `{group}`, or a single character (`\frac12`). */
+function readArgument(text: string, at: number): { content: string; end: number } | null {
+  let i = at;
+  while (text[i] === " ") i++;
+  if (i >= text.length) return null;
+  if (text[i] === "{") return readGroup(text, i);
+  if (text[i] === "\\") {
+    const m = /^\\[a-zA-Z]+/.exec(text.slice(i));
+    if (m) return { content: m[0], end: i + m[0].length };
+  }
+  return { content: text[i] as string, end: i + 1 };
+}
+
+/** The content of the last `\boxed{…}` (or `\fbox{…}`), or null when there is none. */
+export function lastBoxed(text: string): string | null {
+  const at = Math.max(text.lastIndexOf("\\boxed"), text.lastIndexOf("\\fbox"));
+  if (at < 0) return null;
+  const brace = text.indexOf("{", at);
+  if (brace < 0) return null;
+  const between = text.slice(at, brace).replace(/^\\(boxed|fbox)/, "");
+  if (between.trim() !== "") {
+    // `\boxed 5` form: the argument runs to the next space or `$`.
+    const m = /^\\boxed\s+([^\s$]+)/.exec(text.slice(at));
+    return m ? (m[1] as string) : null;
+  }
+  return readGroup(text, brace)?.content ?? null;
+}
+
+/** Replaces every `\name{a}{b}` (arity given) using `render`, innermost arguments first. */
+function replaceMacro(text: string, name: string, arity: number, render: (args: string[], optional: string | null) => string): string {
+  const pattern = new RegExp(`\\\\${name}(?![a-zA-Z])`);
+  let guard = 0;
+  for (let m = pattern.exec(text); m && guard < 1000; m = pattern.exec(text), guard++) {
+    let at = m.index + m[0].length;
+    let optional: string | null = null;
+    while (text[at] === " ") at++;
+    if (text[at] === "[") {
+      const close = text.indexOf("]", at);
+      if (close < 0) break;
+      optional = text.slice(at + 1, close);
+      at = close + 1;
+    }
+    const args: string[] = [];
+    for (let k = 0; k < arity; k++) {
+      const arg = readArgument(text, at);
+      if (!arg) break;
+      args.push(latexToPlain(arg.content));
+      at = arg.end;
+    }
+    if (args.length < arity) break;
+    text = text.slice(0, m.index) + render(args, optional === null ? null : latexToPlain(optional)) + text.slice(at);
+  }
+  return text;
+}
+
+const SIMPLE_MACROS: [RegExp, string][] = [
+  [/\\(?:cdot|times|ast)(?![a-zA-Z])/g, "*"],
+  [/\\div(?![a-zA-Z])/g, "/"],
+  [/\\pi(?![a-zA-Z])/g, " pi "],
+  [/\\infty(?![a-zA-Z])/g, " Infinity "],
+  [/\\ln(?![a-zA-Z])/g, " log"],
+  [/\\log(?![a-zA-Z])/g, " log10"],
+  [/\\(sin|cos|tan|exp|sec|csc|cot|arcsin|arccos|arctan)(?![a-zA-Z])/g, " $1"],
+  [/\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])/g, ""],
+  [/\\(?:displaystyle|textstyle|quad|qquad)(?![a-zA-Z])/g, " "],
+  [/\\[,;:! ]/g, " "],
+  [/\\\{/g, "{"],
+  [/\\\}/g, "}"],
+];
+
+/** Converts LaTeX math to a plain expression (sets' braces are kept as `{` `}`). */
+export function latexToPlain(input: string): string {
+  let text = input;
+  text = text.replace(/\\[dt]frac(?![a-zA-Z])/g, "\\frac");
+  // A whole number directly before a numeric fraction is a mixed number: 1\frac{1}{2} = 3/2.
+  text = text.replace(/(\d)\s*\\frac\s*\{(\d+)\}\s*\{(\d+)\}/g, "$1 + \\frac{$2}{$3}");
+  text = replaceMacro(text, "frac", 2, ([a, b]) => `((${a})/(${b}))`);
+  text = replaceMacro(text, "sqrt", 1, ([a], n) => (n ? ` nthRoot(${a}, ${n})` : ` sqrt(${a})`));
+  text = replaceMacro(text, "(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)", 1, ([a]) => ` ${a} `);
+  for (const [pattern, replacement] of SIMPLE_MACROS) text = text.replace(pattern, replacement);
+  // Exponents and subscripts in braces: x^{2} → x^(2); subscripts are dropped (x_1 → x1 is not wanted either).
+  text = text.replace(/\^\s*\{/g, "^{");
+  let at = text.indexOf("^{");
+  while (at >= 0) {
+    const group = readGroup(text, at + 1);
+    if (!group) break;
+    text = `${text.slice(0, at)}^(${group.content})${text.slice(group.end)}`;
+    at = text.indexOf("^{");
+  }
+  return text;
+}
+
+/** Unicode math signs to ASCII. */
+export function asciiMath(text: string): string {
+  return text
+    .replace(/[\u2212\u2013\u2014]/g, "-")
+    .replace(/[\u00d7\u22c5\u00b7]/g, "*")
+    .replace(/\u00f7/g, "/")
+    .replace(/\u221a/g, "sqrt")
+    .replace(/\u03c0/g, "pi")
+    .replace(/\u221e/g, "Infinity")
+    .replace(/\u222a/g, "\\cup")
+    .replace(/[\u00b2]/g, "^2")
+    .replace(/[\u00b3]/g, "^3")
+    .replace(/\u00a0/g, " ");
+}

@@ -1,0 +1,301 @@
+import type { MathNode } from "mathjs";
+import { createRng } from "../rng.js";
+import { decimalMath, floatMath } from "./mathjs.js";
+import { Rational } from "./rational.js";
+
+/**
+ * Comparison of single values: numbers exactly (as rationals) when both sides are
+ * rational, irrational constants numerically, and expressions with variables by
+ * evaluating both at fixed sample points.
+ */
+
+/** Names that are not free variables. */
+const KNOWN_NAMES = new Set([
+  "pi", "e", "i", "Infinity", "sqrt", "nthRoot", "cbrt", "log", "log10", "log2", "exp", "abs",
+  "sin", "cos", "tan", "sec", "csc", "cot", "asin", "acos", "atan", "arcsin", "arccos", "arctan",
+]);
+const FUNCTION_ALIASES: Record<string, string> = { arcsin: "asin", arccos: "acos", arctan: "atan", ln: "log", inf: "Infinity", infty: "Infinity" };
+
+/**
+ * Short unit symbols dropped after a number even when written against it ("12cm", "5 m").
+ * Other words are dropped only when separated by a space and at least three letters long
+ * ("12 apples", "3.5 hours"), so `3xy` keeps its variables.
+ */
+const UNIT_SYMBOLS = new Set([
+  "m", "cm", "mm", "km", "dm", "g", "kg", "mg", "lb", "lbs", "oz", "ft", "in", "yd", "mi", "mph", "kph", "kmh",
+  "s", "h", "hr", "hrs", "min", "mins", "sec", "secs", "ms", "l", "L", "ml", "mL", "cc", "sq", "cu", "deg", "usd", "USD",
+  "K", "A", "V", "W", "J", "N", "Hz", "kW", "kWh",
+]);
+
+export interface PreparedScalar {
+  /** A plain expression for mathjs. */
+  expr: string;
+  /** The value was written with a percent sign. */
+  percent: boolean;
+  /** The cleaned text before identifiers were split for implicit multiplication. */
+  raw: string;
+}
+
+function stripTrailingUnits(text: string): string {
+  let out = text;
+  for (let k = 0; k < 4; k++) {
+    const m = /(\s*)(?:per\s+)?([a-zA-Z]+)\.?(?:\^\(?[23]\)?|[23])?(?:\s*\/\s*[a-zA-Z]+(?:\^\(?[23]\)?)?)?\s*$/.exec(out);
+    if (!m || m.index === 0) break;
+    const word = m[2] as string;
+    if (KNOWN_NAMES.has(word)) break;
+    const spaced = (m[1] as string).length > 0;
+    if (!UNIT_SYMBOLS.has(word) && !(spaced && word.length >= 3)) break;
+    out = out.slice(0, m.index);
+  }
+  // Only a number (or a bracketed value) may be left in front of the units.
+  return /[\d)]\s*$/.test(out) ? out : text;
+}
+
+/** True when the text has no letters but known constants and functions. */
+function isVariableFree(text: string): boolean {
+  return (text.match(/[a-zA-Z]+/g) ?? []).every((w) => KNOWN_NAMES.has(w));
+}
+
+/**
+ * Cleans one value: `x = 5` → `5`, `50\%` → 50 (percent), `1,000` → 1000, `1 1/2` → 1+1/2,
+ * and drops trailing unit words when what is left is a number.
+ */
+export function prepareScalar(raw: string, opts: { keepLabel?: boolean } = {}): PreparedScalar {
+  let text = raw.trim().replace(/\.\s*$/, "").trim();
+  // A leading "x =" (one name, one equals sign) is a label, not part of the value.
+  const assignment = /^[a-zA-Z]\w*\s*=\s*([^=]+)$/.exec(text);
+  if (assignment && !opts.keepLabel) text = (assignment[1] as string).trim();
+  let percent = false;
+  if (/\\?%/.test(text)) {
+    percent = true;
+    text = text.replace(/\\?%/g, " ").trim();
+  }
+  text = text.replace(/\\\$|\$/g, "").trim();
+  const unitless = stripTrailingUnits(text);
+  if (unitless !== text && isVariableFree(unitless)) text = unitless.trim();
+  text = text.replace(/\b(?:percent|per cent)\b/g, () => {
+    percent = true;
+    return "";
+  }).trim();
+  // Thousands separators: 1,000 and the SI / LaTeX spaced forms 1 000 and 5\,000.
+  if (/^[+-]?\d{1,3}([, ]\d{3})+(\.\d+)?$/.test(text)) text = text.replace(/[, ]/g, "");
+  const mixed = /^([+-]?)(\d+)\s+(\d+)\s*\/\s*(\d+)$/.exec(text);
+  if (mixed) text = `${mixed[1]}(${mixed[2]} + ${mixed[3]}/${mixed[4]})`;
+  return { expr: fixIdentifiers(text), percent, raw: text };
+}
+
+function hasProse(text: string): boolean {
+  return (text.match(/[a-zA-Z]{3,}/g) ?? []).some((w) => !KNOWN_NAMES.has(FUNCTION_ALIASES[w] ?? w));
+}
+
+/**
+ * Implicit multiplication between letters the way answers are written: `xy` → `x*y`,
+ * `x(x+1)` → `x*(x+1)`; known function and constant names are kept.
+ */
+export function fixIdentifiers(text: string): string {
+  return text.replace(/([a-zA-Z]+)(\s*\()?/g, (whole, name: string, paren: string | undefined) => {
+    const alias = FUNCTION_ALIASES[name] ?? name;
+    if (KNOWN_NAMES.has(alias)) return alias + (paren ?? "");
+    const letters = alias.length > 1 ? alias.split("").join("*") : alias;
+    return paren ? `${letters}*${paren.trim()}` : letters;
+  });
+}
+
+/** Free variables of a parsed expression (function names excluded). */
+function freeSymbols(node: MathNode): Set<string> {
+  const names = new Set<string>();
+  node.traverse((n, path, parent) => {
+    if (n.type === "SymbolNode" && !(parent?.type === "FunctionNode" && path === "fn")) {
+      const name = (n as unknown as { name: string }).name;
+      if (!KNOWN_NAMES.has(name)) names.add(name);
+    }
+  });
+  return names;
+}
+
+/** The exact value of an expression built from decimal literals with + − × ÷ and integer powers, else null. */
+function toRational(node: MathNode): Rational | null {
+  const n = node as unknown as { type: string; value?: { toFraction?: () => [unknown, unknown] }; fn?: string; args?: MathNode[]; content?: MathNode };
+  switch (n.type) {
+    case "ConstantNode": {
+      const frac = n.value?.toFraction?.();
+      if (!frac) return null;
+      // decimal.js prints large values in exponent form unless asked for fixed notation.
+      const fixed = (d: unknown) => BigInt((d as { toFixed(): string }).toFixed());
+      return new Rational(fixed(frac[0]), fixed(frac[1]));
+    }
+    case "ParenthesisNode":
+      return n.content ? toRational(n.content) : null;
+    case "OperatorNode": {
+      const args = (n.args ?? []).map(toRational);
+      if (args.some((a) => a === null)) return null;
+      const [a, b] = args as Rational[];
+      try {
+        switch (n.fn) {
+          case "unaryMinus":
+            return a ? a.neg() : null;
+          case "unaryPlus":
+            return a ?? null;
+          case "add":
+            return a && b ? a.add(b) : null;
+          case "subtract":
+            return a && b ? a.sub(b) : null;
+          case "multiply":
+            return a && b ? a.mul(b) : null;
+          case "divide":
+            return a && b ? a.div(b) : null;
+          case "pow":
+            if (!a || !b || !b.isInteger() || b.num > 400n || b.num < -400n) return null;
+            return a.pow(b.num);
+          default:
+            return null;
+        }
+      } catch {
+        return null; // division by zero: not a rational value
+      }
+    }
+    default:
+      return null;
+  }
+}
+
+type Complexish = { re: number; im: number };
+
+function asComplex(value: unknown): Complexish | null {
+  if (typeof value === "number") return { re: value, im: 0 };
+  if (value && typeof value === "object" && "re" in value && "im" in value) {
+    const v = value as { re: unknown; im: unknown };
+    if (typeof v.re === "number" && typeof v.im === "number") return { re: v.re, im: v.im };
+  }
+  return null;
+}
+
+const REL_TOL = 1e-9;
+
+function close(a: number, b: number): boolean {
+  if (a === b) return true; // also equal infinities
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
+  return Math.abs(a - b) <= REL_TOL * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+function closeComplex(a: Complexish, b: Complexish): boolean {
+  return close(a.re, b.re) && close(a.im, b.im);
+}
+
+function evaluateAt(node: MathNode, scope: Record<string, number>): Complexish | null {
+  try {
+    return asComplex(node.compile().evaluate({ ...scope }));
+  } catch {
+    return null;
+  }
+}
+
+/** Sample points: fixed, so a comparison gives the same verdict on every run. */
+const SAMPLES = (() => {
+  const rng = createRng(0x6d617468);
+  return Array.from({ length: 8 }, () => Array.from({ length: 8 }, () => (rng.next() < 0.25 ? -1 : 1) * (0.3 + rng.next() * 2.7)));
+})();
+
+function sampleScope(vars: readonly string[], k: number): Record<string, number> {
+  const scope: Record<string, number> = {};
+  vars.forEach((v, j) => {
+    scope[v] = (SAMPLES[k] as number[])[j % 8] as number;
+  });
+  return scope;
+}
+
+function parseFloatExpr(expr: string): MathNode | null {
+  try {
+    return floatMath().parse(expr);
+  } catch {
+    return null;
+  }
+}
+
+/** Compares two expressions with variables (or `lhs = rhs` equations, up to a constant factor). */
+function symbolicEqual(a: string, b: string, equations: boolean): boolean {
+  const na = parseFloatExpr(a);
+  const nb = parseFloatExpr(b);
+  if (!na || !nb) return false;
+  const vars = [...new Set([...freeSymbols(na), ...freeSymbols(nb)])].sort();
+  let valid = 0;
+  let ratio: Complexish | null = null;
+  for (let k = 0; k < SAMPLES.length; k++) {
+    const scope = sampleScope(vars, k);
+    const va = evaluateAt(na, scope);
+    const vb = evaluateAt(nb, scope);
+    if (!va || !vb || ![va.re, va.im, vb.re, vb.im].every(Number.isFinite)) continue;
+    valid++;
+    if (!equations) {
+      if (!closeComplex(va, vb)) return false;
+      continue;
+    }
+    // Equations: lhs−rhs of one is a nonzero constant times the other's.
+    const aZero = Math.hypot(va.re, va.im) < 1e-12;
+    const bZero = Math.hypot(vb.re, vb.im) < 1e-12;
+    if (aZero || bZero) {
+      if (aZero !== bZero) return false;
+      continue;
+    }
+    const den = va.re * va.re + va.im * va.im;
+    const r = { re: (vb.re * va.re + vb.im * va.im) / den, im: (vb.im * va.re - vb.re * va.im) / den };
+    if (!ratio) ratio = r;
+    else if (!closeComplex(ratio, r)) return false;
+  }
+  return valid >= 4;
+}
+
+function splitEquation(expr: string): [string, string] | null {
+  const parts = expr.split("=");
+  return parts.length === 2 && parts[0]!.trim() && parts[1]!.trim() ? [parts[0]!.trim(), parts[1]!.trim()] : null;
+}
+
+function normalizedText(text: string): string {
+  return text.toLowerCase().replace(/\\text\s*/g, "").replace(/[\s{}]/g, "").replace(/\.$/, "");
+}
+
+export type ScalarMethod = "exact" | "numeric" | "symbolic" | "equation" | "text";
+
+/** Equal values, or null when the pair could not be compared as math (then text decides). */
+export function scalarEqual(candidateRaw: string, goldRaw: string): { equal: boolean; method: ScalarMethod } {
+  if (normalizedText(candidateRaw) === normalizedText(goldRaw)) return { equal: true, method: "text" };
+  // Two equations compare as equations (2x = 4 vs x = 2) before any `x =` label is dropped.
+  const ce = splitEquation(prepareScalar(candidateRaw, { keepLabel: true }).expr);
+  const ge = splitEquation(prepareScalar(goldRaw, { keepLabel: true }).expr);
+  if (ce && ge) return { equal: symbolicEqual(`(${ce[0]})-(${ce[1]})`, `(${ge[0]})-(${ge[1]})`, true), method: "equation" };
+
+  const c = prepareScalar(candidateRaw);
+  const g = prepareScalar(goldRaw);
+  // A word of three or more letters that is no unit, function or constant: this is prose, not math.
+  if (hasProse(c.raw) || hasProse(g.raw)) return { equal: false, method: "text" };
+
+  let cNode: MathNode;
+  let gNode: MathNode;
+  try {
+    cNode = decimalMath().parse(c.expr);
+    gNode = decimalMath().parse(g.expr);
+  } catch {
+    return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw), method: "text" };
+  }
+  const vars = new Set([...freeSymbols(cNode), ...freeSymbols(gNode)]);
+  if (vars.size > 0) {
+    return { equal: symbolicEqual(c.expr, g.expr, false), method: "symbolic" };
+  }
+
+  // A percent sign on one side only: 25% equals both 25 and 0.25.
+  const hundred = new Rational(100n);
+  const cr = toRational(cNode);
+  const gr = toRational(gNode);
+  if (cr && gr) {
+    const equal = cr.equals(gr) || (g.percent && !c.percent && cr.equals(gr.div(hundred))) || (c.percent && !g.percent && cr.div(hundred).equals(gr));
+    return { equal, method: "exact" };
+  }
+  const cv = parseFloatExpr(c.expr);
+  const gv = parseFloatExpr(g.expr);
+  const a = cv ? evaluateAt(cv, {}) : null;
+  const b = gv ? evaluateAt(gv, {}) : null;
+  if (!a || !b) return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw), method: "text" };
+  const scaled = (v: Complexish, f: number): Complexish => ({ re: v.re * f, im: v.im * f });
+  const equal = closeComplex(a, b) || (g.percent && !c.percent && closeComplex(a, scaled(b, 0.01))) || (c.percent && !g.percent && closeComplex(scaled(a, 0.01), b));
+  return { equal, method: "numeric" };
+}
