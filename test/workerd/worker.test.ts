@@ -1,6 +1,6 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { builtinEnvs, defineRubric, rowsDataset, singleTurnEnv } from "../../src/envs/index.js";
 import { createWorker, type WorkerBindings } from "../../src/server/worker/worker.js";
 import worker from "../../src/server/worker/index.js";
@@ -115,7 +115,10 @@ describe("configuration from Worker vars and secrets", () => {
   });
 
   it("says which var is wrong instead of failing obscurely", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     const res = await call(worker, { ...env, EDGEGYM_TTL_SECONDS: "an hour" }, "GET", "/health");
+    expect(logged).toHaveBeenCalledWith("edgegym: invalid Worker configuration:", expect.any(Error));
+    logged.mockRestore();
     expect(res.status).toBe(500);
     expect(res.json.error).toMatchObject({ code: "internal_error" });
     expect(res.json.error.message).toMatch(/EDGEGYM_TTL_SECONDS must be a positive integer/);
