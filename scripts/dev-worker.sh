@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false
+# edgegym reads nothing from Request.cf; without this, each start tries to download
+# Cloudflare's sample of it (up to 3 s, and a warning offline).
+export CLOUDFLARE_CF_FETCH_ENABLED="${CLOUDFLARE_CF_FETCH_ENABLED:-false}"
 
 # Flags that name the database must reach both commands.
 shared=()

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
+import { delimiter, dirname } from "node:path";
 
 /** A port the OS just handed out and released: free unless something grabs it in between. */
 export async function freePort(): Promise<number> {
@@ -37,7 +38,8 @@ export interface ChildServer {
  */
 export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {
   const child: ChildProcess = spawn(options.command, options.args, {
-    env: { ...process.env, ...options.env },
+    // This Node first on PATH, so `npm run …` children (wrangler needs Node 22) run on it too.
+    env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
