@@ -47,7 +47,8 @@ async function withTimeout<T>(run: (signal: AbortSignal) => Promise<T>, ms: numb
   try {
     return await Promise.race([run(controller.signal), timeout]);
   } finally {
-    clearTimeout(timer);
+    // Guarded: the Workers typings take only a timer id here, not undefined.
+    if (timer !== undefined) clearTimeout(timer);
   }
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { parseApiKeys, positiveIntVar as positiveInt } from "../config-vars.js";
 import type { ServerConfig } from "../context.js";
 
 /** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every field optional. */
@@ -11,13 +12,6 @@ const ConfigFile = z
     max_ttl_seconds: z.number().int().positive().optional(),
   })
   .strict();
-
-const positiveInt = (name: string, raw: string | undefined): number | undefined => {
-  if (raw === undefined || raw === "") return undefined;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-};
 
 /**
  * Server settings from the environment, then the config file; the environment wins.
@@ -31,7 +25,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
     if (!parsed.success) throw new Error(`config file ${path}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
     file = parsed.data;
   }
-  const envKeys = (env.EDGEGYM_API_KEYS ?? "").split(",").map((k) => k.trim()).filter(Boolean);
+  const envKeys = parseApiKeys(env.EDGEGYM_API_KEYS);
   const out: Partial<ServerConfig> = { apiKeys: [...new Set([...envKeys, ...(file.api_keys ?? [])])] };
   const body = positiveInt("EDGEGYM_BODY_LIMIT_BYTES", env.EDGEGYM_BODY_LIMIT_BYTES) ?? file.body_limit_bytes;
   const ttl = positiveInt("EDGEGYM_TTL_SECONDS", env.EDGEGYM_TTL_SECONDS) ?? file.default_ttl_seconds;

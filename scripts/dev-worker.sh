@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# `npm run dev:worker -- [--port N] [--persist-to DIR] [other wrangler dev flags]`:
+# applies the checked-in ./drizzle migrations to the local D1 database, then runs the
+# Worker in workerd (wrangler dev). Listens on 127.0.0.1 unless --ip says otherwise.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export WRANGLER_SEND_METRICS=false
+# edgegym reads nothing from Request.cf; without this, each start tries to download
+# Cloudflare's sample of it (up to 3 s, and a warning offline).
+export CLOUDFLARE_CF_FETCH_ENABLED="${CLOUDFLARE_CF_FETCH_ENABLED:-false}"
+
+# Flags that name the database must reach both commands.
+shared=()
+has_ip=0
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    --persist-to | -c | --config | -e | --env) shared+=("${args[i]}" "${args[i + 1]:-}") ;;
+    --persist-to=* | --config=* | --env=*) shared+=("${args[i]}") ;;
+    --ip | --ip=*) has_ip=1 ;;
+  esac
+done
+ip=()
+[ "$has_ip" = 1 ] || ip=(--ip 127.0.0.1)
+
+# stdin from /dev/null: wrangler only asks for confirmation on a terminal, and a local
+# database needs none.
+npx wrangler d1 migrations apply DB --local "${shared[@]}" </dev/null
+exec npx wrangler dev "${ip[@]}" "$@"

@@ -1,0 +1,38 @@
+import type { ServerConfig } from "./context.js";
+
+/**
+ * The settings both runtimes read from plain string variables: `process.env` on Node,
+ * vars and secrets on a Worker. Values are strings there, so they are parsed here once.
+ */
+export interface ConfigVars {
+  /** Comma-separated bearer keys; empty or unset leaves /v1 open. */
+  EDGEGYM_API_KEYS?: string | undefined;
+  EDGEGYM_TTL_SECONDS?: string | undefined;
+  EDGEGYM_MAX_TTL_SECONDS?: string | undefined;
+  EDGEGYM_BODY_LIMIT_BYTES?: string | undefined;
+}
+
+/** `undefined` for an unset or empty variable; an error that names the variable for anything but a positive integer. */
+export function positiveIntVar(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+/** "sk-a, sk-b" → ["sk-a", "sk-b"], dropping blanks and repeats. */
+export function parseApiKeys(raw: string | undefined): string[] {
+  return [...new Set((raw ?? "").split(",").map((k) => k.trim()).filter(Boolean))];
+}
+
+/** Only the settings that are set: the rest keep createApp's defaults. */
+export function serverConfigFromVars(vars: ConfigVars): Partial<ServerConfig> {
+  const out: Partial<ServerConfig> = { apiKeys: parseApiKeys(vars.EDGEGYM_API_KEYS) };
+  const body = positiveIntVar("EDGEGYM_BODY_LIMIT_BYTES", vars.EDGEGYM_BODY_LIMIT_BYTES);
+  const ttl = positiveIntVar("EDGEGYM_TTL_SECONDS", vars.EDGEGYM_TTL_SECONDS);
+  const maxTtl = positiveIntVar("EDGEGYM_MAX_TTL_SECONDS", vars.EDGEGYM_MAX_TTL_SECONDS);
+  if (body !== undefined) out.bodyLimitBytes = body;
+  if (ttl !== undefined) out.defaultTtlSeconds = ttl;
+  if (maxTtl !== undefined) out.maxTtlSeconds = maxTtl;
+  return out;
+}

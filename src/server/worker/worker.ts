@@ -1,0 +1,59 @@
+import type { D1Database, ExecutionContext, ScheduledController } from "@cloudflare/workers-types/index.ts";
+import { EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
+import { createApp, type EdgegymApp } from "../app.js";
+import { serverConfigFromVars, type ConfigVars } from "../config-vars.js";
+import { openD1Database } from "../db/d1.js";
+
+/** What wrangler.jsonc binds: the D1 database, plus vars and secrets (EDGEGYM_API_KEYS is a secret). */
+export interface WorkerBindings extends ConfigVars {
+  DB: D1Database;
+}
+
+/** The Worker's module export: HTTP requests and the cron trigger that reaps expired episodes. */
+export interface EdgegymWorker {
+  fetch(request: Request, env: WorkerBindings, ctx: ExecutionContext): Promise<Response>;
+  scheduled(controller: ScheduledController, env: WorkerBindings, ctx: ExecutionContext): Promise<void>;
+}
+
+/**
+ * The Cloudflare Workers runtime over the shared app: D1 for the database, the Worker's
+ * vars and secrets for configuration, a cron trigger instead of the Node server's timer.
+ * Environments that declare only `runtimes: ["node"]` are kept in the registry so a reset
+ * of one answers 422 `env_unavailable` rather than 404.
+ *
+ * @example export default createWorker(builtinEnvs);
+ */
+export function createWorker(envs: readonly AnyEnvironment[]): EdgegymWorker {
+  const registry = new EnvRegistry("worker", envs);
+  // Bindings arrive with every event but stay the same object within an isolate, so the
+  // app (routes, OpenAPI registry) is built once per isolate, not once per request.
+  const apps = new WeakMap<WorkerBindings, EdgegymApp>();
+  const appFor = (bindings: WorkerBindings): EdgegymApp => {
+    let built = apps.get(bindings);
+    if (!built) {
+      built = createApp({ db: openD1Database(bindings.DB), registry, config: serverConfigFromVars(bindings) });
+      apps.set(bindings, built);
+    }
+    return built;
+  };
+
+  return {
+    async fetch(request, bindings, ctx) {
+      let built: EdgegymApp;
+      try {
+        built = appFor(bindings);
+      } catch (err) {
+        // A bad var (e.g. EDGEGYM_TTL_SECONDS=abc) is the operator's to fix: say which.
+        console.error("edgegym: invalid Worker configuration:", err);
+        const message = `server misconfigured: ${err instanceof Error ? err.message : String(err)}`;
+        return Response.json({ error: { code: "internal_error", message, request_id: "unknown" } }, { status: 500 });
+      }
+      return built.app.fetch(request, bindings, ctx);
+    },
+
+    async scheduled(controller, bindings) {
+      const { expired, deleted } = await appFor(bindings).store.reapExpired(Date.now());
+      console.log(`reaper (cron "${controller.cron}"): expired ${expired} episode(s), removed ${deleted} old tombstone(s)`);
+    },
+  };
+}

@@ -1,0 +1,126 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { builtinEnvs, defineRubric, rowsDataset, singleTurnEnv } from "../../src/envs/index.js";
+import { createWorker, type WorkerBindings } from "../../src/server/worker/worker.js";
+import worker from "../../src/server/worker/index.js";
+
+// These run inside workerd against a local D1 that has ./drizzle applied
+// (apply-migrations.ts), calling the Worker's handlers the way the runtime does.
+
+const call = async (target: ReturnType<typeof createWorker>, bindings: WorkerBindings, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const init: RequestInit = { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers } };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const ctx = createExecutionContext();
+  const res = await target.fetch(new Request(`http://edgegym.test${path}`, init), bindings, ctx);
+  await waitOnExecutionContext(ctx);
+  const text = await res.text();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions walk the body freely
+  return { status: res.status, text, json: JSON.parse(text) as any };
+};
+
+const episodeRow = (id: string) =>
+  env.DB.prepare("SELECT status, state, messages, expires_at FROM episodes WHERE id = ?").bind(id).first<{ status: string; state: string | null; messages: string; expires_at: number }>();
+
+describe("the Worker entry over D1", () => {
+  it("serves the built-in environments with the runtime named worker", async () => {
+    const health = await call(worker, env, "GET", "/health");
+    expect(health.json).toMatchObject({ status: "ok", runtime: "worker" });
+    const list = await call(worker, env, "GET", "/v1/envs");
+    expect(list.json.envs.map((e: { id: string }) => e.id).sort()).toEqual(builtinEnvs.filter((e) => e.runtimes.includes("worker")).map((e) => e.id).sort());
+  });
+
+  it("stores episodes in D1, through the migrations wrangler tracks in d1_migrations", async () => {
+    const reset = await call(worker, env, "POST", "/v1/envs/reverse-text/episodes", { index: 2 });
+    expect(reset.status).toBe(201);
+    expect(await episodeRow(reset.json.episode_id)).toMatchObject({ status: "active" });
+    const applied = await env.DB.prepare("SELECT name FROM d1_migrations ORDER BY id").all<{ name: string }>();
+    expect(applied.results.map((r) => r.name)).toContain("0000_init.sql");
+  });
+});
+
+describe("an environment that runs only on Node", () => {
+  const nodeOnly = singleTurnEnv({
+    id: "node-only-test",
+    version: "1.0.0",
+    description: "Declares runtimes: [\"node\"], like an environment that needs a Node module.",
+    dataset: rowsDataset({ train: [{ prompt: "say hi", answer: "hi" }] }),
+    rubric: defineRubric([{ name: "exact", weight: 1, fn: ({ completion, answer, parser }) => Number(parser.parseAnswer(completion) === answer) }]),
+    runtimes: ["node"],
+  });
+  const withNodeOnly = createWorker([...builtinEnvs, nodeOnly]);
+
+  it("is absent from /v1/envs on the Worker", async () => {
+    const list = await call(withNodeOnly, env, "GET", "/v1/envs");
+    const ids = list.json.envs.map((e: { id: string }) => e.id);
+    expect(ids).toContain("reverse-text");
+    expect(ids).not.toContain("node-only-test");
+  });
+
+  it("answers a reset, a description and a scoring call with 422 env_unavailable", async () => {
+    const reset = await call(withNodeOnly, env, "POST", "/v1/envs/node-only-test/episodes", {});
+    expect([reset.status, reset.json.error.code]).toEqual([422, "env_unavailable"]);
+    expect(reset.json.error.message).toMatch(/runtime \(worker\).*Node/);
+    const info = await call(withNodeOnly, env, "GET", "/v1/envs/node-only-test");
+    expect([info.status, info.json.error.code]).toEqual([422, "env_unavailable"]);
+    const score = await call(withNodeOnly, env, "POST", "/v1/envs/node-only-test/score", { items: [{ prompt: "say hi", completion: "<answer>hi</answer>", answer: "hi" }] });
+    expect([score.status, score.json.error.code]).toEqual([422, "env_unavailable"]);
+    const unknown = await call(withNodeOnly, env, "POST", "/v1/envs/never-heard-of-it/episodes", {});
+    expect([unknown.status, unknown.json.error.code]).toEqual([404, "env_not_found"]);
+  });
+});
+
+describe("the cron trigger", () => {
+  it("reaps expired episodes: drops their state and transcript, keeps a tombstone that answers 410", async () => {
+    const expiring = (await call(worker, env, "POST", "/v1/envs/reverse-text/episodes", { index: 0 })).json.episode_id as string;
+    const live = (await call(worker, env, "POST", "/v1/envs/reverse-text/episodes", { index: 1 })).json.episode_id as string;
+    // Past its TTL a minute ago, as if the Worker had been idle since.
+    await env.DB.prepare("UPDATE episodes SET expires_at = ? WHERE id = ?").bind(Date.now() - 60_000, expiring).run();
+
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *", scheduledTime: Date.now() }), env, ctx);
+    await waitOnExecutionContext(ctx);
+
+    expect(await episodeRow(expiring)).toMatchObject({ status: "expired", state: null, messages: "[]" });
+    expect(await episodeRow(live)).toMatchObject({ status: "active" });
+    expect((await episodeRow(live))?.state).not.toBeNull();
+    const gone = await call(worker, env, "GET", `/v1/episodes/${expiring}`);
+    expect([gone.status, gone.json.error.code]).toEqual([410, "episode_expired"]);
+  });
+
+  it("removes a tombstone after a week", async () => {
+    const id = (await call(worker, env, "POST", "/v1/envs/reverse-text/episodes", { index: 0 })).json.episode_id as string;
+    await env.DB.prepare("UPDATE episodes SET status = 'expired', expires_at = ? WHERE id = ?").bind(Date.now() - 8 * 24 * 3600 * 1000, id).run();
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env, createExecutionContext());
+    expect(await episodeRow(id)).toBeNull();
+    const gone = await call(worker, env, "GET", `/v1/episodes/${id}`);
+    expect([gone.status, gone.json.error.code]).toEqual([404, "episode_not_found"]);
+  });
+});
+
+describe("configuration from Worker vars and secrets", () => {
+  it("takes API keys from EDGEGYM_API_KEYS and TTLs from the vars", async () => {
+    const bindings: WorkerBindings = { ...env, EDGEGYM_API_KEYS: "sk-one, sk-two", EDGEGYM_TTL_SECONDS: "120", EDGEGYM_MAX_TTL_SECONDS: "300" };
+    expect((await call(worker, bindings, "GET", "/v1/envs")).json.error.code).toBe("unauthorized");
+    expect((await call(worker, bindings, "GET", "/v1/envs", undefined, { authorization: "Bearer sk-nope" })).status).toBe(401);
+    const auth = { authorization: "Bearer sk-two" };
+    const before = Date.now();
+    const reset = await call(worker, bindings, "POST", "/v1/envs/reverse-text/episodes", { index: 0 }, auth);
+    expect(reset.status).toBe(201);
+    const ttlMs = Date.parse(reset.json.expires_at) - before;
+    expect(ttlMs).toBeGreaterThan(110_000);
+    expect(ttlMs).toBeLessThanOrEqual(121_000);
+    const capped = await call(worker, bindings, "POST", "/v1/envs/reverse-text/episodes", { index: 0, ttl_seconds: 10_000 }, auth);
+    expect(Date.parse(capped.json.expires_at) - before).toBeLessThanOrEqual(301_000);
+  });
+
+  it("says which var is wrong instead of failing obscurely", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const res = await call(worker, { ...env, EDGEGYM_TTL_SECONDS: "an hour" }, "GET", "/health");
+    expect(logged).toHaveBeenCalledWith("edgegym: invalid Worker configuration:", expect.any(Error));
+    logged.mockRestore();
+    expect(res.status).toBe(500);
+    expect(res.json.error).toMatchObject({ code: "internal_error" });
+    expect(res.json.error.message).toMatch(/EDGEGYM_TTL_SECONDS must be a positive integer/);
+  });
+});
