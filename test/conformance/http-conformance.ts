@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ERROR_STATUS, type ErrorCode } from "../../src/protocol/index.js";
+import { jsonInit, readReply, type HttpReply } from "../support/reply.js";
 
 /** Where the server under test answers, and what it was started with. */
 export interface ConformanceOptions {
@@ -15,36 +16,16 @@ export interface ConformanceOptions {
   fetch?: (request: Request) => Promise<Response>;
 }
 
-export interface HttpReply {
-  status: number;
-  headers: Headers;
-  text: string;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test assertions walk the body freely
-  json: any;
-}
+export type { HttpReply };
 
 /** One HTTP client for the suite: JSON in and out, the bearer key unless `auth: false`. */
 export function conformanceClient(options: ConformanceOptions) {
   const send = options.fetch ?? ((request: Request) => fetch(request));
   return async (method: string, path: string, body?: unknown, init: { headers?: Record<string, string>; auth?: boolean } = {}): Promise<HttpReply> => {
     const headers: Record<string, string> = {};
-    if (body !== undefined) headers["content-type"] = "application/json";
     if (options.apiKey && init.auth !== false) headers.authorization = `Bearer ${options.apiKey}`;
     Object.assign(headers, init.headers);
-    const request = new Request(`${options.baseUrl()}${path}`, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-    });
-    const res = await send(request);
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, text, json };
+    return readReply(await send(new Request(`${options.baseUrl()}${path}`, jsonInit(method, body, headers))));
   };
 }
 

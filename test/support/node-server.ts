@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { jsonInit, readReply, type HttpReply } from "./reply.js";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -69,19 +70,6 @@ export async function startNodeServer(opts: { db: string; args?: string[]; env?:
 }
 
 /** JSON over fetch, returning status, parsed body and raw text. */
-export async function http(url: string, method: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url, {
-    method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  return { status: res.status, headers: res.headers, text, json: json as any };
+export async function http(url: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpReply> {
+  return readReply(await fetch(url, jsonInit(method, body, headers)));
 }
