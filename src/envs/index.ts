@@ -12,4 +12,8 @@ export * from "./info.js";
 export * from "./registry.js";
 export * from "./parsers/parser.js";
 export * from "./parsers/xml-parser.js";
+export * from "./parsers/think-parser.js";
+export * from "./parsers/plain-parser.js";
+export * from "./parsers/boxed.js";
+export * from "./rewards.js";
 export { builtinEnvs } from "./builtin/index.js";
