@@ -12,6 +12,8 @@ export interface RewardInputs<State> {
   state: State | null;
   parser: Parser;
   task: TaskRow;
+  /** The episode's environment arguments, parsed (undefined where the caller gave none). */
+  args?: unknown;
 }
 
 export type RewardFn<State> = (inputs: RewardInputs<State>) => number | Promise<number>;
@@ -24,10 +26,36 @@ export interface RewardSpec<State> {
   fn: RewardFn<State>;
 }
 
+/**
+ * A reward computed over a group of rollouts of the same task (GRPO's group), e.g. a
+ * bonus for the shortest correct answer or a penalty for duplicates. It receives every
+ * rollout's inputs and returns one number per rollout, in order.
+ */
+export type GroupRewardFn<State> = (group: readonly RewardInputs<State>[]) => readonly number[] | Promise<readonly number[]>;
+
+export interface GroupRewardSpec<State> {
+  name: string;
+  /** 0 makes it a metric: reported, not rewarded. */
+  weight: number;
+  description?: string;
+  fn: GroupRewardFn<State>;
+}
+
 export interface Rubric<State> {
   rewards: RewardSpec<State>[];
   /** Figures reported beside the reward, e.g. turns or tool calls. */
   metrics?: (inputs: RewardInputs<State>) => Record<string, number>;
+  /**
+   * Rewards over a group of rollouts. Scored together by `scoreRubricGroup` (the engine's
+   * `scoreGroup`, and `POST /v1/envs/{id}/score` for items sharing a `group`); a rollout
+   * scored alone is a group of one.
+   */
+  groupRewards?: GroupRewardSpec<State>[];
+}
+
+export interface RubricOptions<State> {
+  metrics?: Rubric<State>["metrics"];
+  groupRewards?: GroupRewardSpec<State>[];
 }
 
 /**
@@ -37,14 +65,19 @@ export interface Rubric<State> {
  *   { name: "format", weight: 0.2, fn: ({ completion, parser }) => parser.formatReward(completion) },
  * ]);
  */
-export function defineRubric<State>(rewards: RewardSpec<State>[], metrics?: Rubric<State>["metrics"]): Rubric<State> {
+export function defineRubric<State>(rewards: RewardSpec<State>[], metricsOrOptions?: Rubric<State>["metrics"] | RubricOptions<State>): Rubric<State> {
+  const options: RubricOptions<State> = typeof metricsOrOptions === "function" ? { metrics: metricsOrOptions } : (metricsOrOptions ?? {});
+  const groupRewards = options.groupRewards ?? [];
   const names = new Set<string>();
-  for (const r of rewards) {
+  for (const r of [...rewards, ...groupRewards]) {
     if (names.has(r.name)) throw new Error(`rubric has two rewards named "${r.name}"`);
     if (!Number.isFinite(r.weight)) throw new Error(`reward "${r.name}" has a non-finite weight`);
     names.add(r.name);
   }
-  return metrics ? { rewards, metrics } : { rewards };
+  const rubric: Rubric<State> = { rewards };
+  if (options.metrics) rubric.metrics = options.metrics;
+  if (groupRewards.length) rubric.groupRewards = groupRewards;
+  return rubric;
 }
 
 function errorText(err: unknown): string {
@@ -56,7 +89,13 @@ function errorText(err: unknown): string {
  * error is reported on its component, so one broken function never sinks the rollout.
  */
 export async function scoreRubric<State>(rubric: Rubric<State>, inputs: RewardInputs<State>): Promise<Score> {
-  const components: ScoreComponent[] = await Promise.all(
+  if (rubric.groupRewards?.length) return (await scoreRubricGroup(rubric, [inputs]))[0] as Score;
+  return totalScore(rubric, inputs, await scoreRewards(rubric, inputs));
+}
+
+/** The per-rollout components, each failure caught and reported on its component. */
+async function scoreRewards<State>(rubric: Rubric<State>, inputs: RewardInputs<State>): Promise<ScoreComponent[]> {
+  return Promise.all(
     rubric.rewards.map(async ({ name, weight, fn }): Promise<ScoreComponent> => {
       try {
         const value = await fn(inputs);
@@ -69,6 +108,10 @@ export async function scoreRubric<State>(rubric: Rubric<State>, inputs: RewardIn
       }
     }),
   );
+}
+
+/** Weighted sum, zero-weight components as metrics, then the rubric's own metrics. */
+function totalScore<State>(rubric: Rubric<State>, inputs: RewardInputs<State>, components: ScoreComponent[]): Score {
   const reward = components.reduce((sum, c) => sum + c.weight * c.score, 0);
   const metrics: Record<string, number> = {};
   for (const c of components) if (c.weight === 0) metrics[c.name] = c.score;
@@ -80,4 +123,38 @@ export async function scoreRubric<State>(rubric: Rubric<State>, inputs: RewardIn
     }
   }
   return { reward, components, metrics };
+}
+
+/**
+ * Scores a group of rollouts of one task: each rollout's own rewards, then every group
+ * reward once over the whole group. A group reward that throws, or returns anything but
+ * one finite number per rollout, scores 0 with its error on every member's component.
+ */
+export async function scoreRubricGroup<State>(rubric: Rubric<State>, group: readonly RewardInputs<State>[]): Promise<Score[]> {
+  const [own, groupValues] = await Promise.all([
+    Promise.all(group.map((inputs) => scoreRewards(rubric, inputs))),
+    Promise.all((rubric.groupRewards ?? []).map((spec) => runGroupReward(spec, group))),
+  ]);
+  (rubric.groupRewards ?? []).forEach(({ name, weight }, k) => {
+    const result = groupValues[k] as { values: readonly number[] } | { error: string };
+    own.forEach((components, i) => {
+      if ("error" in result) return void components.push({ name, weight, score: 0, error: result.error });
+      const value = result.values[i];
+      if (typeof value !== "number" || !Number.isFinite(value)) components.push({ name, weight, score: 0, error: `returned ${String(value)} for rollout ${i}, not a finite number` });
+      else components.push({ name, weight, score: value });
+    });
+  });
+  return own.map((components, i) => totalScore(rubric, group[i] as RewardInputs<State>, components));
+}
+
+async function runGroupReward<State>(spec: GroupRewardSpec<State>, group: readonly RewardInputs<State>[]): Promise<{ values: readonly number[] } | { error: string }> {
+  try {
+    const values = await spec.fn(group);
+    if (!Array.isArray(values) || values.length !== group.length) {
+      return { error: `returned ${Array.isArray(values) ? `${values.length} values` : String(values)} for a group of ${group.length}` };
+    }
+    return { values };
+  } catch (err) {
+    return { error: errorText(err) };
+  }
 }
