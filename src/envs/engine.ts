@@ -144,10 +144,12 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
   let stopReason: string | null = null;
   let truncated = false;
   let error: string | null = null;
+  let toolErrors = 0;
   try {
     if (message.tool_calls?.length && env.tools.length) {
       const tools = await executeToolCalls(env.tools, message.tool_calls, state);
       state = tools.state;
+      toolErrors = tools.errors;
       reply.push(...tools.messages);
     }
     const args = env.argsSchema.parse(snapshot.args);
@@ -166,7 +168,7 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
       stopReason = result.stopReason ?? "env_done";
     } else {
       for (const condition of env.stopConditions) {
-        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history })) {
+        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors })) {
           done = true;
           stopReason = condition.name;
           truncated = condition.truncates;

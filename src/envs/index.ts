@@ -9,6 +9,7 @@ export * from "./datasets/records-dataset.js";
 export * from "./datasets/load-dataset.js";
 export * from "./define.js";
 export * from "./stop-conditions.js";
+export * from "./stop-budgets.js";
 export * from "./engine.js";
 export * from "./score-group.js";
 export * from "./rubric-group.js";

@@ -61,7 +61,14 @@ export interface StopCheck<State> {
   turn: number;
   maxTurns: number;
   message: AssistantMessage;
+  /** The transcript before this message (opening messages included). */
   messages: readonly ChatMessage[];
+  /** How many of `messages` are the opening prompt (set by the engine). */
+  promptLength?: number;
+  /** The environment's reply to this message: tool results, then its own messages (set by the engine). */
+  reply?: readonly ChatMessage[];
+  /** How many of this message's tool calls failed (unknown tool, bad arguments, a throw, a timeout). */
+  toolErrors?: number;
 }
 
 /** A named stop condition; the first that fires ends the episode and names its stop reason. */
