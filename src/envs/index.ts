@@ -8,6 +8,7 @@ export * from "./datasets/parse-records.js";
 export * from "./datasets/records-dataset.js";
 export * from "./datasets/load-dataset.js";
 export * from "./define.js";
+export * from "./env-group.js";
 export * from "./stop-conditions.js";
 export * from "./stop-budgets.js";
 export * from "./engine.js";

@@ -51,6 +51,21 @@ export interface Rubric<State> {
    * scored alone is a group of one.
    */
   groupRewards?: GroupRewardSpec<State>[];
+  /**
+   * Hands a rollout to another rubric (an environment group scores each task with its own
+   * environment's rubric). Rollouts routed to the same `key` are scored as one group.
+   * Throwing reports the rollout as unscorable (reward 0, the error on a `route` component).
+   */
+  route?: (inputs: RewardInputs<State>) => RubricRoute;
+}
+
+/** Where `Rubric.route` sends a rollout: the rubric and the inputs it reads, and a name prefix for its components. */
+export interface RubricRoute {
+  key: string;
+  rubric: Rubric<unknown>;
+  inputs: RewardInputs<unknown>;
+  /** Prepended to every component and metric name (e.g. `"math/"`). */
+  prefix?: string;
 }
 
 export interface RubricOptions<State> {
@@ -89,7 +104,7 @@ function errorText(err: unknown): string {
  * error is reported on its component, so one broken function never sinks the rollout.
  */
 export async function scoreRubric<State>(rubric: Rubric<State>, inputs: RewardInputs<State>): Promise<Score> {
-  if (rubric.groupRewards?.length) return (await scoreRubricGroup(rubric, [inputs]))[0] as Score;
+  if (rubric.groupRewards?.length || rubric.route) return (await scoreRubricGroup(rubric, [inputs]))[0] as Score;
   return totalScore(rubric, inputs, await scoreRewards(rubric, inputs));
 }
 
@@ -131,6 +146,7 @@ function totalScore<State>(rubric: Rubric<State>, inputs: RewardInputs<State>, c
  * one finite number per rollout, scores 0 with its error on every member's component.
  */
 export async function scoreRubricGroup<State>(rubric: Rubric<State>, group: readonly RewardInputs<State>[]): Promise<Score[]> {
+  if (rubric.route) return scoreRouted(rubric.route, group);
   const [own, groupValues] = await Promise.all([
     Promise.all(group.map((inputs) => scoreRewards(rubric, inputs))),
     Promise.all((rubric.groupRewards ?? []).map((spec) => runGroupReward(spec, group))),
@@ -157,4 +173,38 @@ async function runGroupReward<State>(spec: GroupRewardSpec<State>, group: readon
   } catch (err) {
     return { error: errorText(err) };
   }
+}
+
+function prefixed(score: Score, prefix: string): Score {
+  if (!prefix) return score;
+  return {
+    reward: score.reward,
+    components: score.components.map((c) => ({ ...c, name: prefix + c.name })),
+    metrics: Object.fromEntries(Object.entries(score.metrics).map(([k, v]) => [prefix + k, v])),
+  };
+}
+
+/** Scores each rollout with the rubric its route names, rollouts sharing a key as one group. */
+async function scoreRouted<State>(route: NonNullable<Rubric<State>["route"]>, group: readonly RewardInputs<State>[]): Promise<Score[]> {
+  const scores = new Array<Score>(group.length);
+  const byKey = new Map<string, { routes: RubricRoute[]; members: number[] }>();
+  group.forEach((inputs, i) => {
+    try {
+      const r = route(inputs);
+      const entry = byKey.get(r.key) ?? { routes: [], members: [] };
+      entry.routes.push(r);
+      entry.members.push(i);
+      byKey.set(r.key, entry);
+    } catch (err) {
+      scores[i] = { reward: 0, components: [{ name: "route", weight: 1, score: 0, error: errorText(err) }], metrics: {} };
+    }
+  });
+  await Promise.all(
+    [...byKey.values()].map(async ({ routes, members }) => {
+      const first = routes[0] as RubricRoute;
+      const scored = await scoreRubricGroup(first.rubric, routes.map((r) => r.inputs));
+      members.forEach((i, k) => (scores[i] = prefixed(scored[k] as Score, first.prefix ?? "")));
+    }),
+  );
+  return scores;
 }

@@ -108,6 +108,13 @@ export interface Environment<Args = unknown, State = unknown> {
   runtimes: Runtime[];
   /** Tool definitions as sent to the model. */
   toolDefinitions(): ToolDefinition[];
+  /**
+   * The tools of one episode, when they depend on its task (an environment group offers
+   * each task its own environment's tools). Default: `toolDefinitions()`.
+   */
+  toolDefinitionsFor?(state: State): ToolDefinition[];
+  /** The turn limit of one episode, when it depends on its task. Default: `maxTurns`. */
+  maxTurnsFor?(state: State): number;
 }
 
 /** An environment whose type parameters have been forgotten, as registries hold them. */
