@@ -24,4 +24,6 @@ export * from "./parsers/think-parser.js";
 export * from "./parsers/plain-parser.js";
 export * from "./parsers/boxed.js";
 export * from "./rewards.js";
-export { builtinEnvs } from "./builtin/index.js";
+export { builtinEnvs, nodeOnlyBuiltinDeclarations } from "./builtin/index.js";
+export { createPythonEnv } from "./builtin/python/index.js";
+export type { PythonJob, PythonResult, PythonRunner } from "./builtin/python/runner.js";
