@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sameAnswerRule, startRuleJudgeServer, type RuleJudgeServer } from "../../test/support/rule-judge-server.js";
+import { closedPortURL, sameAnswerRule, startRuleJudgeServer, type RuleJudgeServer } from "../../test/support/rule-judge-server.js";
 import { fillTemplate, judgeRubric, yesNoVerdict } from "./judge-rubric.js";
 import { PlainParser } from "./parsers/plain-parser.js";
 import { XmlParser } from "./parsers/xml-parser.js";
@@ -88,15 +88,16 @@ describe("judgeRubric against an OpenAI-compatible server", () => {
   it("reports a server error and a reply without a verdict", async () => {
     const rubric = judgeRubric<null>({ baseURL: server.baseURL, model: "rule-judge", maxRetries: 0 });
     const failed = await scoreRubric(rubric, inputs("Q?", "<answer>FAIL</answer>", "x"));
-    expect(failed.components[0]?.error).toMatch(/judge rule-judge at .*: 500/);
+    expect(failed.components[0]?.error).toMatch(/judge rule-judge at .*: HTTP 500 /);
     const garbled = await scoreRubric(rubric, inputs("Q?", "<answer>GARBLE</answer>", "x"));
     expect(garbled.components[0]?.error).toMatch(/no yes\/no verdict: "I would rather not say\."/);
   });
 
   it("reports an unreachable judge", async () => {
-    const rubric = judgeRubric<null>({ baseURL: "http://127.0.0.1:9/v1", model: "nobody", maxRetries: 0, timeoutMs: 2_000 });
+    const url = await closedPortURL();
+    const rubric = judgeRubric<null>({ baseURL: url, model: "nobody", maxRetries: 0, timeoutMs: 2_000 });
     const score = await scoreRubric(rubric, inputs("Q?", "<answer>a</answer>", "a"));
-    expect(score.components[0]?.error).toMatch(/^Error: judge nobody at http:\/\/127\.0\.0\.1:9\/v1: /);
+    expect(score.components[0]?.error).toBe(`Error: judge nobody at ${url}: cannot connect (connect ECONNREFUSED ${new URL(url).host})`);
   });
 
   it("takes its endpoint per rollout, and says so when there is none", async () => {

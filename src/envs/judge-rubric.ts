@@ -87,7 +87,13 @@ export function questionOf<State>(inputs: RewardInputs<State>): string {
 function describeFailure(err: unknown, endpoint: JudgeEndpoint, timeoutMs: number): string {
   const where = `judge ${endpoint.model} at ${endpoint.baseURL}`;
   if (err instanceof OpenAI.APIConnectionTimeoutError) return `${where}: no reply within ${timeoutMs} ms`;
-  if (err instanceof OpenAI.APIError) return `${where}: ${err.status ?? "connection"} ${err.message}`;
+  if (err instanceof OpenAI.APIConnectionError) {
+    // The useful part (e.g. "connect ECONNREFUSED 127.0.0.1:9") is the deepest cause.
+    let cause: unknown = err.cause;
+    while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+    return `${where}: cannot connect${cause instanceof Error ? ` (${cause.message})` : ""}`;
+  }
+  if (err instanceof OpenAI.APIError) return `${where}: HTTP ${err.status} ${err.message}`;
   return `${where}: ${err instanceof Error ? err.message : String(err)}`;
 }
 

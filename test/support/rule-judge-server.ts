@@ -111,3 +111,12 @@ export async function startRuleJudgeServer(decide: (prompt: string) => JudgeDeci
       }),
   };
 }
+
+/** A loopback URL nothing listens on (a port just freed), for connection-refused cases. */
+export async function closedPortURL(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/v1`;
+}

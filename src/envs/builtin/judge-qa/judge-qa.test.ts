@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { inProcessApp } from "../../../../test/support/in-process.js";
-import { startRuleJudgeServer, type RuleJudgeServer } from "../../../../test/support/rule-judge-server.js";
+import { closedPortURL, startRuleJudgeServer, type RuleJudgeServer } from "../../../../test/support/rule-judge-server.js";
 import { envInfo } from "../../info.js";
 import { JUDGE_ENV_VARS } from "./endpoint.js";
 import { judgeQa } from "./index.js";
@@ -76,8 +76,9 @@ describe("judge-qa", () => {
 
   it("reports an unreachable judge on the component instead of a silent 0", async () => {
     app = inProcessApp({ envs: [judgeQa] });
-    const { score } = await answerTask({ judge_base_url: "http://127.0.0.1:9/v1", judge_model: "gone" }, (a) => `<answer>${a}</answer>`);
+    const url = await closedPortURL();
+    const { score } = await answerTask({ judge_base_url: url, judge_model: "gone" }, (a) => `<answer>${a}</answer>`);
     expect(score.components[0].score).toBe(0);
-    expect(score.components[0].error).toMatch(/judge gone at http:\/\/127\.0\.0\.1:9\/v1/);
+    expect(score.components[0].error).toMatch(/^Error: judge gone at http:\/\/127\.0\.0\.1:\d+\/v1: cannot connect \(connect ECONNREFUSED/);
   });
 });
