@@ -32,6 +32,7 @@ export function combineRubrics<State>(...parts: (Rubric<State> | RubricPart<Stat
   const metrics: NonNullable<Rubric<State>["metrics"]>[] = [];
   parts.forEach((raw, i) => {
     const part: RubricPart<State> = "rubric" in raw ? raw : { rubric: raw };
+    if (part.rubric.route) throw new Error(`combineRubrics: part ${i + 1} routes rollouts to other rubrics (an env group's); combine its members' rubrics instead`);
     const scale = part.scale ?? 1;
     if (!Number.isFinite(scale)) throw new Error(`combineRubrics: part ${i + 1} has a non-finite scale`);
     const prefix = part.prefix ?? "";

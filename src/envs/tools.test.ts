@@ -81,3 +81,22 @@ describe("hidden tool arguments", () => {
     expect(step.snapshot.state).toEqual({ owner: "ada", notes: { plan: "ship it" } });
   });
 });
+
+describe("toolUsageRubric", () => {
+  it("counts calls per tool and failed calls", async () => {
+    const { toolUsageRubric } = await import("./rewards.js");
+    const { combineRubrics } = await import("./rubric-group.js");
+    const { scoreRubric } = await import("./rubric.js");
+    const { XmlParser } = await import("./parsers/xml-parser.js");
+    const rubric = combineRubrics(defineRubric<null>([{ name: "one", weight: 1, fn: () => 1 }]), toolUsageRubric<null>());
+    const completion = [
+      { ...call("read_note", { title: "a" }), tool_calls: [...call("read_note", {}).tool_calls!, ...call("write_note", {}, "c2").tool_calls!] },
+      { role: "tool" as const, tool_call_id: "c1", content: "Error: invalid arguments: title: required" },
+      { role: "tool" as const, tool_call_id: "c2", content: "ok" },
+      call("read_note", { title: "b" }, "c3"),
+    ];
+    const score = await scoreRubric(rubric, { prompt: [], completion, answer: null, info: {}, state: null, parser: new XmlParser({ fields: ["answer"] }), task: { prompt: "" } });
+    expect(score.metrics).toEqual({ tool_errors: 1, "tool_calls/read_note": 2, "tool_calls/write_note": 1 });
+    expect(score.reward).toBe(1);
+  });
+});

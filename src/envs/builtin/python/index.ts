@@ -2,7 +2,8 @@ import { z } from "zod";
 import { proceduralDataset } from "../../dataset.js";
 import { toolEnv } from "../../define.js";
 import { XmlParser } from "../../parsers/xml-parser.js";
-import { formatReward } from "../../rewards.js";
+import { formatReward, toolUsageRubric } from "../../rewards.js";
+import { combineRubrics } from "../../rubric-group.js";
 import { defineRubric } from "../../rubric.js";
 import { defineTool } from "../../tools.js";
 import type { Environment } from "../../types.js";
@@ -96,7 +97,7 @@ export function createPythonEnv(runner: PythonRunner): Environment<Args, State> 
     setup: (_row, { args, rng }) => ({ state: { cells: [], seed: rng.int(0, 2 ** 31 - 1), timeoutMs: args.timeout_ms, outputCap: args.output_cap } }),
     tools: [pythonTool(runner)],
     runtimes: ["node"],
-    rubric: defineRubric([
+    rubric: combineRubrics(defineRubric<State>([
       {
         name: "correct",
         weight: 1,
@@ -104,7 +105,7 @@ export function createPythonEnv(runner: PythonRunner): Environment<Args, State> 
         fn: ({ completion, answer, parser }) => Number(normaliseInteger(parser.parseAnswer(completion)) === answer),
       },
       formatReward({ weight: 0.2, finalOnly: true }),
-    ]),
+    ]), toolUsageRubric<State>()),
   });
 }
 

@@ -72,7 +72,7 @@ describe("python environment", () => {
         { name: "correct", weight: 1, score: 1 },
         { name: "format", weight: 0.2, score: 1 },
       ]);
-      expect(score.json.score.metrics).toMatchObject({ turns: 5, tool_calls: 4 });
+      expect(score.json.score.metrics).toEqual({ turns: 5, tool_calls: 4, "tool_calls/python": 4, tool_errors: 1 });
     } finally {
       app.close();
     }
