@@ -74,6 +74,13 @@ describe("envGroup", () => {
     const order = [];
     for (let i = 0; i < 5; i++) order.push(((await mixed.dataset.row("train", i)).info as { env_id: string; env_index: number }));
     expect(order.map((o) => `${o.env_id}:${o.env_index}`)).toEqual(["echo:0", "sums:0", "echo:1", "sums:1", "echo:2"]);
+    // Unequal sizes (3, 1, 2): once a member runs out, the others go on alternating.
+    const one = singleTurnEnv({ id: "one", version: "1", description: "1", dataset: rowsDataset({ train: [{ prompt: "x" }] }), rubric: defineRubric([]) });
+    const three = envGroup({ id: "three", envs: [echo, one, sums], layout: "interleave" });
+    const seen = [];
+    for (let i = 0; i < 6; i++) seen.push((await three.dataset.row("train", i)).info as { env_id: string; env_index: number });
+    expect(seen.map((o) => `${o.env_id}:${o.env_index}`)).toEqual(["echo:0", "one:0", "sums:0", "echo:1", "sums:1", "echo:2"]);
+    await expect(async () => three.dataset.row("train", 6)).rejects.toThrow(RangeError);
   });
 
   it("runs a tool task with the member's tools, stop conditions and rubric", async () => {

@@ -57,12 +57,16 @@ function groupDataset(envs: readonly AnyEnvironment[], layout: GroupLayout): Dat
         rest -= finite[k] as number;
       }
     } else {
-      // Round-robin over the members that still have rows at this depth.
+      // Round-robin over the members that still have rows at each depth. Between two
+      // member sizes the set of live members is fixed, so whole bands are skipped at once.
       let rest = index;
-      for (let depth = 0; depth < Math.max(0, ...finite); depth++) {
+      let depth = 0;
+      for (const end of [...new Set(finite)].sort((a, b) => a - b)) {
         const live = envs.filter((_, k) => (finite[k] as number) > depth);
-        if (rest < live.length) return { env: live[rest] as AnyEnvironment, index: depth };
-        rest -= live.length;
+        const band = (end - depth) * live.length;
+        if (rest < band) return { env: live[rest % live.length] as AnyEnvironment, index: depth + Math.floor(rest / live.length) };
+        rest -= band;
+        depth = end;
       }
     }
     throw new RangeError(`index ${index} is outside split "${split}" (${finite.reduce((a, b) => a + b, 0)} rows)`);
