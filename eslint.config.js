@@ -28,4 +28,16 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Node-only parts of src/envs (the Pyodide python tool, the file reader) live in *.node.ts
+    // files that only the Node entry imports: node:* is allowed there, the server still is not.
+    files: ["src/envs/**/*.node.ts"],
+    ignores: ["src/envs/**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["hono", "hono/*", "@hono/*", "drizzle-orm", "drizzle-orm/*", "better-sqlite3", "../server/*", "../../server/*"], message: "Node-only envs code may use node:*, never the server or database" }] },
+      ],
+    },
+  },
 );

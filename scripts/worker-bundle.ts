@@ -61,6 +61,24 @@ export async function buildWorkerBundle(outdir = mkdtempSync(join(tmpdir(), "edg
  * by bare name, and better-sqlite3. A second look beside esbuild's metafile, in case a
  * specifier reaches the output as text (a `require("fs")` left for run time).
  */
+/**
+ * True when the position sits inside a quoted string on its line (an error message that
+ * mentions `import('node:buffer')`, as openai's does, is text, not an import). A rough
+ * reading of the line, enough for bundler output, where statements are not split.
+ */
+function insideStringLiteral(code: string, index: number): boolean {
+  const lineStart = code.lastIndexOf("\n", index) + 1;
+  let quote: string | null = null;
+  for (let i = lineStart; i < index; i++) {
+    const ch = code[i] as string;
+    if (quote) {
+      if (ch === "\\") i++;
+      else if (ch === quote) quote = null;
+    } else if (ch === '"' || ch === "'" || ch === "`") quote = ch;
+  }
+  return quote !== null;
+}
+
 export function nodeOnlySpecifiers(code: string): string[] {
   const builtins = new Set(["fs", "path", "os", "child_process", "crypto", "net", "http", "https", "zlib", "stream", "worker_threads", "module", "url", "util", "buffer", "events", "async_hooks"]);
   const found = new Set<string>();
@@ -71,6 +89,7 @@ export function nodeOnlySpecifiers(code: string): string[] {
   ];
   for (const pattern of patterns) {
     for (const m of code.matchAll(pattern)) {
+      if (insideStringLiteral(code, m.index)) continue;
       const spec = m[1] ?? "";
       if (spec.startsWith("node:") || builtins.has(spec) || spec === "better-sqlite3" || spec.startsWith("better-sqlite3/")) found.add(spec);
     }

@@ -55,11 +55,13 @@ function readBoard(text: string): Board {
 }
 
 describe("every built-in environment over HTTP", () => {
-  it("lists all seven on both runtimes", async () => {
+  // judge-qa (needs a judge endpoint) and the Node-only python environment play their full
+  // HTTP episodes in their own tests, beside them in src/envs/builtin/.
+  it("lists all eight on both runtimes", async () => {
     for (const runtime of ["node", "worker"] as const) {
       const { call } = app(runtime);
       const ids = (await call("GET", "/v1/envs")).json.envs.map((e: { id: string }) => e.id);
-      expect(ids).toEqual(["double-check", "math", "reasoning", "reverse-text", "tic-tac-toe", "tool-math", "wordle"]);
+      expect(ids).toEqual(["double-check", "judge-qa", "math", "reasoning", "reverse-text", "tic-tac-toe", "tool-math", "wordle"]);
     }
     expect(builtinEnvs.every((e) => e.runtimes.includes("worker") && e.runtimes.includes("node"))).toBe(true);
   });

@@ -149,10 +149,12 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
   let stopReason: string | null = null;
   let truncated = false;
   let error: string | null = null;
+  let toolErrors = 0;
   try {
     if (message.tool_calls?.length && env.tools.length) {
       const tools = await executeToolCalls(env.tools, message.tool_calls, state);
       state = tools.state;
+      toolErrors = tools.errors;
       reply.push(...tools.messages);
     }
     const args = env.argsSchema.parse(snapshot.args);
@@ -171,7 +173,7 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
       stopReason = result.stopReason ?? "env_done";
     } else {
       for (const condition of env.stopConditions) {
-        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history })) {
+        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors })) {
           done = true;
           stopReason = condition.name;
           truncated = condition.truncates;
@@ -203,9 +205,16 @@ function countToolCalls(messages: readonly ChatMessage[]): number {
   return messages.reduce((n, m) => n + (m.role === "assistant" ? (m.tool_calls?.length ?? 0) : 0), 0);
 }
 
-export async function scoreEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot): Promise<Score> {
+/** Parsed env args for scoring; the raw stored args when they no longer parse (scoring never fails on them). */
+function scoringArgs(env: AnyEnvironment, raw: Record<string, unknown> | undefined): unknown {
+  const parsed = env.argsSchema.safeParse(raw ?? {});
+  return parsed.success ? parsed.data : raw;
+}
+
+/** What the rubric reads about one finished (or stopped) episode. */
+export async function episodeRewardInputs(env: AnyEnvironment, snapshot: EpisodeSnapshot): Promise<RewardInputs<unknown>> {
   const row = await loadTask(env, snapshot.split, snapshot.index, snapshot.args);
-  const inputs: RewardInputs<unknown> = {
+  return {
     prompt: snapshot.messages.slice(0, snapshot.promptLength),
     completion: snapshot.messages.slice(snapshot.promptLength),
     answer: row.answer ?? null,
@@ -213,22 +222,35 @@ export async function scoreEpisode(env: AnyEnvironment, snapshot: EpisodeSnapsho
     state: snapshot.state,
     parser: env.parser,
     task: row,
+    args: scoringArgs(env, snapshot.args),
   };
-  const score = await scoreRubric(env.rubric, inputs);
+}
+
+/** Adds the engine's own figures (turns, tool calls) to an episode's score. */
+export function addEpisodeMetrics(env: AnyEnvironment, snapshot: EpisodeSnapshot, score: Score): Score {
   score.metrics.turns = snapshot.turn;
-  if (env.kind === "tool") score.metrics.tool_calls = countToolCalls(inputs.completion);
+  if (env.kind === "tool") score.metrics.tool_calls = countToolCalls(snapshot.messages.slice(snapshot.promptLength));
   return score;
 }
 
-/** Scores a completion the caller already has, without an episode (state is null). */
-export async function scoreCompletion(
-  env: AnyEnvironment,
-  item: { prompt: string | ChatMessage[]; completion: string | ChatMessage[]; answer?: string | undefined; info?: Record<string, unknown> | undefined },
-): Promise<Score> {
+export async function scoreEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot): Promise<Score> {
+  const inputs = await episodeRewardInputs(env, snapshot);
+  return addEpisodeMetrics(env, snapshot, await scoreRubric(env.rubric, inputs));
+}
+
+export interface CompletionItem {
+  prompt: string | ChatMessage[];
+  completion: string | ChatMessage[];
+  answer?: string | undefined;
+  info?: Record<string, unknown> | undefined;
+}
+
+/** What the rubric reads about a completion scored without an episode (state is null). */
+export function completionRewardInputs(env: AnyEnvironment, item: CompletionItem, args?: Record<string, unknown>): RewardInputs<unknown> {
   const prompt: ChatMessage[] = typeof item.prompt === "string" ? [{ role: "user", content: item.prompt }] : item.prompt;
   const completion: ChatMessage[] = typeof item.completion === "string" ? [{ role: "assistant", content: item.completion }] : item.completion;
   const task: TaskRow = { prompt, answer: item.answer ?? null, info: item.info ?? {} };
-  const score = await scoreRubric(env.rubric, {
+  return {
     prompt,
     completion,
     answer: task.answer ?? null,
@@ -236,7 +258,14 @@ export async function scoreCompletion(
     state: null,
     parser: env.parser,
     task,
-  });
-  score.metrics.turns = completion.filter((m) => m.role === "assistant").length;
+    args: scoringArgs(env, args),
+  };
+}
+
+/** Scores a completion the caller already has, without an episode (state is null). */
+export async function scoreCompletion(env: AnyEnvironment, item: CompletionItem, args?: Record<string, unknown>): Promise<Score> {
+  const inputs = completionRewardInputs(env, item, args);
+  const score = await scoreRubric(env.rubric, inputs);
+  score.metrics.turns = inputs.completion.filter((m) => m.role === "assistant").length;
   return score;
 }

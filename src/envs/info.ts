@@ -23,12 +23,10 @@ export function envInfo(env: AnyEnvironment): EnvInfo {
     tools: env.toolDefinitions(),
     max_turns: env.maxTurns,
     splits: { train: env.dataset.size("train"), eval: env.dataset.size("eval") },
-    rubric: env.rubric.rewards.map((r) => ({
-      name: r.name,
-      weight: r.weight,
-      group: false,
-      ...(r.description ? { description: r.description } : {}),
-    })),
+    rubric: [
+      ...env.rubric.rewards.map((r) => ({ name: r.name, weight: r.weight, group: false, ...(r.description ? { description: r.description } : {}) })),
+      ...(env.rubric.groupRewards ?? []).map((r) => ({ name: r.name, weight: r.weight, group: true, ...(r.description ? { description: r.description } : {}) })),
+    ],
     system_prompt: env.systemPrompt,
     answer_format: env.parser.format,
   };

@@ -12,6 +12,8 @@ export interface RewardInputs<State> {
   state: State | null;
   parser: Parser;
   task: TaskRow;
+  /** The episode's environment arguments, parsed (undefined where the caller gave none). */
+  args?: unknown;
 }
 
 export type RewardFn<State> = (inputs: RewardInputs<State>) => number | Promise<number>;
@@ -24,10 +26,51 @@ export interface RewardSpec<State> {
   fn: RewardFn<State>;
 }
 
+/**
+ * A reward computed over a group of rollouts of the same task (GRPO's group), e.g. a
+ * bonus for the shortest correct answer or a penalty for duplicates. It receives every
+ * rollout's inputs and returns one number per rollout, in order.
+ */
+export type GroupRewardFn<State> = (group: readonly RewardInputs<State>[]) => readonly number[] | Promise<readonly number[]>;
+
+export interface GroupRewardSpec<State> {
+  name: string;
+  /** 0 makes it a metric: reported, not rewarded. */
+  weight: number;
+  description?: string;
+  fn: GroupRewardFn<State>;
+}
+
 export interface Rubric<State> {
   rewards: RewardSpec<State>[];
   /** Figures reported beside the reward, e.g. turns or tool calls. */
   metrics?: (inputs: RewardInputs<State>) => Record<string, number>;
+  /**
+   * Rewards over a group of rollouts. Scored together by `scoreRubricGroup` (the engine's
+   * `scoreGroup`, and `POST /v1/envs/{id}/score` for items sharing a `group`); a rollout
+   * scored alone is a group of one.
+   */
+  groupRewards?: GroupRewardSpec<State>[];
+  /**
+   * Hands a rollout to another rubric (an environment group scores each task with its own
+   * environment's rubric). Rollouts routed to the same `key` are scored as one group.
+   * Throwing reports the rollout as unscorable (reward 0, the error on a `route` component).
+   */
+  route?: (inputs: RewardInputs<State>) => RubricRoute;
+}
+
+/** Where `Rubric.route` sends a rollout: the rubric and the inputs it reads, and a name prefix for its components. */
+export interface RubricRoute {
+  key: string;
+  rubric: Rubric<unknown>;
+  inputs: RewardInputs<unknown>;
+  /** Prepended to every component and metric name (e.g. `"math/"`). */
+  prefix?: string;
+}
+
+export interface RubricOptions<State> {
+  metrics?: Rubric<State>["metrics"];
+  groupRewards?: GroupRewardSpec<State>[];
 }
 
 /**
@@ -37,14 +80,19 @@ export interface Rubric<State> {
  *   { name: "format", weight: 0.2, fn: ({ completion, parser }) => parser.formatReward(completion) },
  * ]);
  */
-export function defineRubric<State>(rewards: RewardSpec<State>[], metrics?: Rubric<State>["metrics"]): Rubric<State> {
+export function defineRubric<State>(rewards: RewardSpec<State>[], metricsOrOptions?: Rubric<State>["metrics"] | RubricOptions<State>): Rubric<State> {
+  const options: RubricOptions<State> = typeof metricsOrOptions === "function" ? { metrics: metricsOrOptions } : (metricsOrOptions ?? {});
+  const groupRewards = options.groupRewards ?? [];
   const names = new Set<string>();
-  for (const r of rewards) {
+  for (const r of [...rewards, ...groupRewards]) {
     if (names.has(r.name)) throw new Error(`rubric has two rewards named "${r.name}"`);
     if (!Number.isFinite(r.weight)) throw new Error(`reward "${r.name}" has a non-finite weight`);
     names.add(r.name);
   }
-  return metrics ? { rewards, metrics } : { rewards };
+  const rubric: Rubric<State> = { rewards };
+  if (options.metrics) rubric.metrics = options.metrics;
+  if (groupRewards.length) rubric.groupRewards = groupRewards;
+  return rubric;
 }
 
 function errorText(err: unknown): string {
@@ -56,7 +104,13 @@ function errorText(err: unknown): string {
  * error is reported on its component, so one broken function never sinks the rollout.
  */
 export async function scoreRubric<State>(rubric: Rubric<State>, inputs: RewardInputs<State>): Promise<Score> {
-  const components: ScoreComponent[] = await Promise.all(
+  if (rubric.groupRewards?.length || rubric.route) return (await scoreRubricGroup(rubric, [inputs]))[0] as Score;
+  return totalScore(rubric, inputs, await scoreRewards(rubric, inputs));
+}
+
+/** The per-rollout components, each failure caught and reported on its component. */
+async function scoreRewards<State>(rubric: Rubric<State>, inputs: RewardInputs<State>): Promise<ScoreComponent[]> {
+  return Promise.all(
     rubric.rewards.map(async ({ name, weight, fn }): Promise<ScoreComponent> => {
       try {
         const value = await fn(inputs);
@@ -69,6 +123,10 @@ export async function scoreRubric<State>(rubric: Rubric<State>, inputs: RewardIn
       }
     }),
   );
+}
+
+/** Weighted sum, zero-weight components as metrics, then the rubric's own metrics. */
+function totalScore<State>(rubric: Rubric<State>, inputs: RewardInputs<State>, components: ScoreComponent[]): Score {
   const reward = components.reduce((sum, c) => sum + c.weight * c.score, 0);
   const metrics: Record<string, number> = {};
   for (const c of components) if (c.weight === 0) metrics[c.name] = c.score;
@@ -80,4 +138,73 @@ export async function scoreRubric<State>(rubric: Rubric<State>, inputs: RewardIn
     }
   }
   return { reward, components, metrics };
+}
+
+/**
+ * Scores a group of rollouts of one task: each rollout's own rewards, then every group
+ * reward once over the whole group. A group reward that throws, or returns anything but
+ * one finite number per rollout, scores 0 with its error on every member's component.
+ */
+export async function scoreRubricGroup<State>(rubric: Rubric<State>, group: readonly RewardInputs<State>[]): Promise<Score[]> {
+  if (rubric.route) return scoreRouted(rubric.route, group);
+  const [own, groupValues] = await Promise.all([
+    Promise.all(group.map((inputs) => scoreRewards(rubric, inputs))),
+    Promise.all((rubric.groupRewards ?? []).map((spec) => runGroupReward(spec, group))),
+  ]);
+  (rubric.groupRewards ?? []).forEach(({ name, weight }, k) => {
+    const result = groupValues[k] as { values: readonly number[] } | { error: string };
+    own.forEach((components, i) => {
+      if ("error" in result) return void components.push({ name, weight, score: 0, error: result.error });
+      const value = result.values[i];
+      if (typeof value !== "number" || !Number.isFinite(value)) components.push({ name, weight, score: 0, error: `returned ${String(value)} for rollout ${i}, not a finite number` });
+      else components.push({ name, weight, score: value });
+    });
+  });
+  return own.map((components, i) => totalScore(rubric, group[i] as RewardInputs<State>, components));
+}
+
+async function runGroupReward<State>(spec: GroupRewardSpec<State>, group: readonly RewardInputs<State>[]): Promise<{ values: readonly number[] } | { error: string }> {
+  try {
+    const values = await spec.fn(group);
+    if (!Array.isArray(values) || values.length !== group.length) {
+      return { error: `returned ${Array.isArray(values) ? `${values.length} values` : String(values)} for a group of ${group.length}` };
+    }
+    return { values };
+  } catch (err) {
+    return { error: errorText(err) };
+  }
+}
+
+function prefixed(score: Score, prefix: string): Score {
+  if (!prefix) return score;
+  return {
+    reward: score.reward,
+    components: score.components.map((c) => ({ ...c, name: prefix + c.name })),
+    metrics: Object.fromEntries(Object.entries(score.metrics).map(([k, v]) => [prefix + k, v])),
+  };
+}
+
+/** Scores each rollout with the rubric its route names, rollouts sharing a key as one group. */
+async function scoreRouted<State>(route: NonNullable<Rubric<State>["route"]>, group: readonly RewardInputs<State>[]): Promise<Score[]> {
+  const scores = new Array<Score>(group.length);
+  const byKey = new Map<string, { routes: RubricRoute[]; members: number[] }>();
+  group.forEach((inputs, i) => {
+    try {
+      const r = route(inputs);
+      const entry = byKey.get(r.key) ?? { routes: [], members: [] };
+      entry.routes.push(r);
+      entry.members.push(i);
+      byKey.set(r.key, entry);
+    } catch (err) {
+      scores[i] = { reward: 0, components: [{ name: "route", weight: 1, score: 0, error: errorText(err) }], metrics: {} };
+    }
+  });
+  await Promise.all(
+    [...byKey.values()].map(async ({ routes, members }) => {
+      const first = routes[0] as RubricRoute;
+      const scored = await scoreRubricGroup(first.rubric, routes.map((r) => r.inputs));
+      members.forEach((i, k) => (scores[i] = prefixed(scored[k] as Score, first.prefix ?? "")));
+    }),
+  );
+  return scores;
 }

@@ -19,7 +19,46 @@ export interface Tool<State = unknown, Params extends z.ZodObject = z.ZodObject>
   parameters: Params;
   /** Default 10 s. */
   timeoutMs?: number;
+  /**
+   * Arguments the environment supplies from the episode's state instead of the model:
+   * removed from the JSON Schema the model sees, and injected (overriding anything the
+   * model wrote under those names) before `parameters` validates the call. An injected
+   * object is the state's own, so a tool that writes to it writes the episode's state.
+   *
+   * @example hiddenArgs: { board: (state) => state.board }
+   */
+  hiddenArgs?: HiddenArgs<State, z.infer<Params>>;
   run(args: z.infer<Params>, ctx: ToolContext<State>): string | Promise<string>;
+}
+
+/**
+ * Per hidden argument, how to read it from the state. (Method-shaped so that a tool of a
+ * specific state type still fits where tools of a wider state are held, as `run` does.)
+ */
+export type HiddenArgs<State, Args> = { [K in keyof Args]?: { read(state: State): Args[K] }["read"] };
+
+/** The names of a tool's hidden arguments. */
+export function hiddenArgNames(tool: Pick<Tool<never>, "hiddenArgs">): string[] {
+  return Object.keys(tool.hiddenArgs ?? {});
+}
+
+/** The hidden arguments' values for this call, read from the state (by reference). */
+function hiddenValues<State>(tool: Tool<State>, state: State): Record<string, unknown> {
+  const hidden = (tool.hiddenArgs ?? {}) as Record<string, (state: State) => unknown>;
+  return Object.fromEntries(Object.entries(hidden).map(([name, read]) => [name, read(state)]));
+}
+
+/**
+ * Validates a call's arguments with the hidden ones injected. The parsed copy of a hidden
+ * value is then swapped back for the state's own reference (zod copies objects), so a
+ * tool writing to it writes the state.
+ */
+function parseToolArgs<State>(tool: Tool<State>, raw: unknown, state: State): ReturnType<Tool<State>["parameters"]["safeParse"]> {
+  if (!tool.hiddenArgs || typeof raw !== "object" || raw === null || Array.isArray(raw)) return tool.parameters.safeParse(raw);
+  const hidden = hiddenValues(tool, state);
+  const parsed = tool.parameters.safeParse({ ...(raw as Record<string, unknown>), ...hidden });
+  if (parsed.success) Object.assign(parsed.data, hidden);
+  return parsed;
 }
 
 /** @example defineTool({ name: "add", description: "Adds", parameters: z.object({ a: z.number(), b: z.number() }), run: ({ a, b }) => String(a + b) }) */
@@ -28,7 +67,10 @@ export function defineTool<State, Params extends z.ZodObject>(tool: Tool<State, 
 }
 
 export function toolDefinition(tool: Tool<never>): ToolDefinition {
-  const schema = z.toJSONSchema(tool.parameters, { target: "draft-2020-12", io: "input" }) as Record<string, unknown>;
+  const hidden = hiddenArgNames(tool);
+  const mask = Object.fromEntries(hidden.map((k) => [k, true] as const)) as Record<string, true> as never;
+  const visible = hidden.length ? tool.parameters.omit(mask) : tool.parameters;
+  const schema = z.toJSONSchema(visible, { target: "draft-2020-12", io: "input" }) as Record<string, unknown>;
   delete schema.$schema;
   return { type: "function", function: { name: tool.name, description: tool.description, parameters: schema } };
 }
@@ -78,7 +120,7 @@ export async function executeToolCalls<State>(
         } catch {
           throw new Error("arguments are not valid JSON");
         }
-        const parsed = tool.parameters.safeParse(raw);
+        const parsed = parseToolArgs(tool, raw, state);
         if (!parsed.success) {
           throw new Error(`invalid arguments: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
         }

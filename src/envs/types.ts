@@ -65,7 +65,14 @@ export interface StopCheck<State> {
   turn: number;
   maxTurns: number;
   message: AssistantMessage;
+  /** The transcript before this message (opening messages included). */
   messages: readonly ChatMessage[];
+  /** How many of `messages` are the opening prompt (set by the engine). */
+  promptLength?: number;
+  /** The environment's reply to this message: tool results, then its own messages (set by the engine). */
+  reply?: readonly ChatMessage[];
+  /** How many of this message's tool calls failed (unknown tool, bad arguments, a throw, a timeout). */
+  toolErrors?: number;
 }
 
 /** A named stop condition; the first that fires ends the episode and names its stop reason. */
@@ -105,6 +112,13 @@ export interface Environment<Args = unknown, State = unknown> {
   runtimes: Runtime[];
   /** Tool definitions as sent to the model. */
   toolDefinitions(): ToolDefinition[];
+  /**
+   * The tools of one episode, when they depend on its task (an environment group offers
+   * each task its own environment's tools). Default: `toolDefinitions()`.
+   */
+  toolDefinitionsFor?(state: State): ToolDefinition[];
+  /** The turn limit of one episode, when it depends on its task. Default: `maxTurns`. */
+  maxTurnsFor?(state: State): number;
 }
 
 /** An environment whose type parameters have been forgotten, as registries hold them. */

@@ -37,6 +37,13 @@ describe("the Worker entry over D1", () => {
     const applied = await env.DB.prepare("SELECT name FROM d1_migrations ORDER BY id").all<{ name: string }>();
     expect(applied.results.map((r) => r.name)).toContain("0000_init.sql");
   });
+
+  it("declares the Node-only python environment: absent from the list, env_unavailable on reset", async () => {
+    const ids = (await call(worker, env, "GET", "/v1/envs")).json.envs.map((e: { id: string }) => e.id);
+    expect(ids).not.toContain("python");
+    const reset = await call(worker, env, "POST", "/v1/envs/python/episodes", {});
+    expect([reset.status, reset.json.error.code]).toEqual([422, "env_unavailable"]);
+  });
 });
 
 describe("an environment that runs only on Node", () => {

@@ -59,7 +59,9 @@ export class XmlParser implements Parser {
     let best: { at: number; value: string } | undefined;
     for (const name of names) {
       const tag = escapeRegExp(name);
-      const closed = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "g");
+      // The value may not contain another opening of the same tag: in "<a>draft <a>3</a>"
+      // the first tag was abandoned, and the value is "3".
+      const closed = new RegExp(`<${tag}>((?:(?!<${tag}>)[\\s\\S])*?)</${tag}>`, "g");
       for (const m of text.matchAll(closed)) {
         if (!best || m.index >= best.at) best = { at: m.index, value: (m[1] ?? "").trim() };
       }

@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from "node:path";
+import { readFile, stat } from "node:fs/promises";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AnyEnvironment } from "../../envs/index.js";
 
@@ -13,17 +14,82 @@ function isEnvironment(value: unknown): value is AnyEnvironment {
   );
 }
 
+interface PackageJson {
+  name?: string;
+  main?: string;
+  exports?: unknown;
+}
+
+/** The ESM entry named by an `exports` value: a path, or conditions (import > node > default), nested. */
+function exportsEntry(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const map = value as Record<string, unknown>;
+  if ("." in map) return exportsEntry(map["."]);
+  for (const condition of ["import", "node", "default"]) {
+    const found = exportsEntry(map[condition]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** A package folder's entry file: `exports["."]`, else `main`, else `index.js`. */
+export async function packageEntry(dir: string): Promise<string> {
+  let pkg: PackageJson = {};
+  try {
+    pkg = JSON.parse(await readFile(join(dir, "package.json"), "utf8")) as PackageJson;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw new Error(`${join(dir, "package.json")}: ${(err as Error).message}`, { cause: err });
+  }
+  return resolve(dir, exportsEntry(pkg.exports) ?? pkg.main ?? "index.js");
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Loads environments from files or installed packages (`--env ./my-env.js`,
- * `--env @acme/edgegym-env`). A module may export one environment as default, an
- * array of them, or named environment exports.
+ * Where `--env SPEC` points, as a URL to import. A path (./x, ../x, /x) is a module file
+ * or a package folder; a name is looked up in node_modules from `cwd` upwards (so a
+ * package installed in the user's project is found wherever edgegym itself lives), and
+ * otherwise left to Node's own resolution.
  */
-export async function loadEnvModules(specifiers: readonly string[]): Promise<AnyEnvironment[]> {
+export async function resolveEnvSpecifier(spec: string, cwd: string = process.cwd()): Promise<string> {
+  const looksLikePath = spec.startsWith(".") || isAbsolute(spec);
+  if (looksLikePath) {
+    const path = resolve(cwd, spec);
+    return pathToFileURL((await isDirectory(path)) ? await packageEntry(path) : path).href;
+  }
+  const parts = spec.split("/");
+  const name = spec.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string);
+  const subpath = parts.slice(spec.startsWith("@") ? 2 : 1).join("/");
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", name);
+    if (await isDirectory(candidate)) return pathToFileURL(subpath ? join(candidate, subpath) : await packageEntry(candidate)).href;
+    if (dirname(dir) === dir) break;
+  }
+  return spec;
+}
+
+/**
+ * Loads environments from files, package folders or installed packages (`--env ./my-env.js`,
+ * `--env ./my-env-package`, `--env @acme/edgegym-env`). A module may export one
+ * environment as default, an array of them, or named environment exports.
+ */
+export async function loadEnvModules(specifiers: readonly string[], cwd: string = process.cwd()): Promise<AnyEnvironment[]> {
   const out: AnyEnvironment[] = [];
   for (const spec of specifiers) {
-    const looksLikePath = spec.startsWith(".") || isAbsolute(spec);
-    const target = looksLikePath ? pathToFileURL(resolve(spec)).href : spec;
-    const mod = (await import(target)) as Record<string, unknown>;
+    const target = await resolveEnvSpecifier(spec, cwd);
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(target)) as Record<string, unknown>;
+    } catch (err) {
+      throw new Error(`--env ${spec}: cannot load ${target}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
     const found = Object.values(mod).flatMap((v) => (Array.isArray(v) ? v : [v])).filter(isEnvironment);
     const unique = [...new Map(found.map((e) => [e.id, e])).values()];
     if (unique.length === 0) throw new Error(`--env ${spec}: the module exports no environment (an object made with defineEnv or a helper)`);

@@ -1,6 +1,7 @@
 import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
+import { nodeOnlyBuiltinEnvs, pythonSandbox } from "../../envs/builtin/node-only.js";
 import { createApp } from "../app.js";
 import type { ServerConfig } from "../context.js";
 import { openNodeDatabase } from "../db/node-sqlite.js";
@@ -25,7 +26,7 @@ export interface RunningServer {
 /** The Node runtime: better-sqlite3 + @hono/node-server + a timer that reaps expired episodes. */
 export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
   const database = openNodeDatabase(options.dbPath);
-  const registry = new EnvRegistry("node", [...builtinEnvs, ...(options.extraEnvs ?? [])]);
+  const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnlyBuiltinEnvs, ...(options.extraEnvs ?? [])]);
   const { app, store } = createApp({ db: database.db, registry, config: options.config ?? {} });
 
   const reap = async (): Promise<void> => {
@@ -53,6 +54,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
         if (timer) clearInterval(timer);
         server.close((err) => {
           database.close();
+          void pythonSandbox.close();
           if (err) reject(err);
           else resolve();
         });

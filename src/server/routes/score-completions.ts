@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { ScoreCompletionsRequest, ScoreCompletionsResponse } from "../../protocol/index.js";
-import { groupAdvantages, parseArgs, scoreCompletion } from "../../envs/index.js";
+import { groupAdvantages, parseArgs, scoreCompletion, scoreCompletionGroup, type Score } from "../../envs/index.js";
 import type { AppEnv } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { errorResponses, json } from "./responses.js";
@@ -13,7 +13,7 @@ const scoreCompletions = createRoute({
   tags: ["scoring"],
   summary: "Score completions without episodes",
   description:
-    "Stateless rubric scoring for a trainer that already has its completions. Items sharing a `group` are one GRPO group: each gets its advantage (reward minus the group mean, divided by the group's std when `scale_advantages`).",
+    "Stateless rubric scoring for a trainer that already has its completions. Items sharing a `group` are one GRPO group: they are scored together (the rubric's group rewards see the whole group) and each gets its advantage (reward minus the group mean, divided by the group's std when `scale_advantages`).",
   request: { params: EnvParams, body: { required: true, content: json(ScoreCompletionsRequest) } },
   responses: {
     200: { description: "Per-item scores and advantages, and per-group statistics.", content: json(ScoreCompletionsResponse) },
@@ -26,11 +26,21 @@ export function registerScoreCompletionsRoute(app: OpenAPIHono<AppEnv>, service:
     const env = service.env(c.req.valid("param").env_id);
     const body = c.req.valid("json");
     parseArgs(env, body.args);
-    const scores = await Promise.all(body.items.map((item) => scoreCompletion(env, item)));
     const groups = new Map<string, number[]>();
     body.items.forEach((item, i) => {
       if (item.group !== undefined) groups.set(item.group, [...(groups.get(item.group) ?? []), i]);
     });
+    // Items of one group are scored together so the rubric's group rewards see them all.
+    const scores = new Array<Score>(body.items.length);
+    await Promise.all([
+      ...[...groups.values()].map(async (members) => {
+        const scored = await scoreCompletionGroup(env, members.map((i) => body.items[i] as (typeof body.items)[number]), body.args);
+        members.forEach((i, k) => (scores[i] = scored[k] as Score));
+      }),
+      ...body.items.map(async (item, i) => {
+        if (item.group === undefined) scores[i] = await scoreCompletion(env, item, body.args);
+      }),
+    ]);
     const advantage = new Array<number | null>(scores.length).fill(null);
     const stats = [...groups].map(([group, members]) => {
       const { mean, std, advantages } = groupAdvantages(members.map((i) => (scores[i] as (typeof scores)[number]).reward), { scale: body.scale_advantages });
