@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
+import { evalCommand } from "../../eval/node/eval-command.js";
+import { exportSftCommand } from "../../eval/node/export-sft-command.js";
 import { loadServerConfig } from "./config.js";
 import { loadEnvModules } from "./load-envs.js";
 import { startNodeServer } from "./serve.js";
@@ -8,6 +10,8 @@ const USAGE = `edgegym — RL environments for language models as HTTP services
 
 Usage:
   edgegym serve [--port N] [--host H] [--db PATH|:memory:] [--env PATH_OR_PACKAGE]... [--config FILE]
+  edgegym eval ENV_ID -m MODEL [-b BASE_URL] [-n N] [-r R] [-c C] [--server URL] ...   (edgegym eval --help)
+  edgegym export-sft RESULTS --min-reward X [--best-per-example] [--format jsonl|parquet]
 
 Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_API_KEYS (comma-separated),
 EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
@@ -52,6 +56,12 @@ async function main(): Promise<void> {
   switch (command) {
     case "serve":
       return serveCommand(rest);
+    case "eval":
+      process.exitCode = await evalCommand(rest);
+      return;
+    case "export-sft":
+      process.exitCode = await exportSftCommand(rest);
+      return;
     case undefined:
     case "help":
     case "--help":
