@@ -9,6 +9,8 @@ export interface CliRun {
   exit: Promise<number>;
   /** Resolves when stderr has matched `pattern` `times` times. */
   waitForStderr(pattern: RegExp, times?: number, timeoutMs?: number): Promise<void>;
+  /** Resolves with the first match of `pattern` in stdout. */
+  waitForStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
 }
 
 const SIGNALS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
@@ -25,7 +27,10 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
   let out = "";
   let err = "";
   const waiters: (() => void)[] = [];
-  child.stdout?.on("data", (c: Buffer) => (out += c.toString()));
+  child.stdout?.on("data", (c: Buffer) => {
+    out += c.toString();
+    for (const w of [...waiters]) w();
+  });
   child.stderr?.on("data", (c: Buffer) => {
     err += c.toString();
     for (const w of [...waiters]) w();
@@ -47,6 +52,20 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
           }
         };
         const timer = setTimeout(() => fail(new Error(`stderr never matched ${pattern} ×${times}:\n${err}`)), timeoutMs);
+        waiters.push(check);
+        check();
+      }),
+    waitForStdout: (pattern, timeoutMs = 30_000) =>
+      new Promise<RegExpMatchArray>((done, fail) => {
+        const check = (): void => {
+          const match = out.match(pattern);
+          if (match) {
+            waiters.splice(waiters.indexOf(check), 1);
+            clearTimeout(timer);
+            done(match);
+          }
+        };
+        const timer = setTimeout(() => fail(new Error(`stdout never matched ${pattern}:\n${out}\n${err}`)), timeoutMs);
         waiters.push(check);
         check();
       }),

@@ -22,6 +22,8 @@ export interface ScriptedModelServer {
   /** Base URL to give an OpenAI client, ending in /v1. */
   baseUrl: string;
   requests: ScriptedRequest[];
+  /** The Authorization header of each request, in order. */
+  authorizations: (string | undefined)[];
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ function readBody(req: IncomingMessage): Promise<string> {
  */
 export async function startScriptedModel(policy: ScriptedPolicy, opts: { port?: number; record?: boolean } = {}): Promise<ScriptedModelServer> {
   const requests: ScriptedRequest[] = [];
+  const authorizations: (string | undefined)[] = [];
   let calls = 0;
   const hanging = new Set<ServerResponse>();
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -65,7 +68,10 @@ export async function startScriptedModel(policy: ScriptedPolicy, opts: { port?: 
       return;
     }
     const body = JSON.parse(await readBody(req)) as ScriptedRequest;
-    if (opts.record !== false) requests.push(body);
+    if (opts.record !== false) {
+      requests.push(body);
+      authorizations.push(req.headers.authorization);
+    }
     const reply = await policy(body, ++calls);
     if ("hang" in reply) {
       hanging.add(res);
@@ -109,6 +115,7 @@ export async function startScriptedModel(policy: ScriptedPolicy, opts: { port?: 
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    authorizations,
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy();

@@ -15,7 +15,10 @@ Usage:
 
 Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_API_KEYS (comma-separated),
 EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
-EDGEGYM_REAP_INTERVAL_SECONDS. Flags win over variables.`;
+EDGEGYM_REAP_INTERVAL_SECONDS; for evaluation jobs (POST /v1/evals): EDGEGYM_EVAL_BASE_URL,
+EDGEGYM_EVAL_API_KEY, EDGEGYM_EVAL_MODEL, EDGEGYM_EVAL_MAX_CONCURRENT_REQUESTS,
+EDGEGYM_EVAL_LEASE_SECONDS.
+Flags win over variables.`;
 
 async function serveCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
