@@ -27,6 +27,8 @@ export class HttpDriver implements EpisodeDriver {
   readonly location: string;
   private readonly root: string;
   private readonly fetchImpl: typeof fetch;
+  /** Episodes that reached a stop condition: nothing to release, the server's TTL reaps them. */
+  private readonly finished = new Set<string>();
 
   constructor(private readonly options: HttpDriverOptions) {
     this.root = options.baseUrl.replace(/\/+$/, "");
@@ -103,14 +105,18 @@ export class HttpDriver implements EpisodeDriver {
   }
 
   async step(episodeId: string, request: StepRequest, signal?: AbortSignal): Promise<EpisodeStep> {
-    return this.call<StepResponse>("POST", `/v1/episodes/${encodeURIComponent(episodeId)}/step`, request, {}, signal);
+    const step = await this.call<StepResponse>("POST", `/v1/episodes/${encodeURIComponent(episodeId)}/step`, request, {}, signal);
+    if (step.done) this.finished.add(episodeId);
+    return step;
   }
 
   async score(episodeId: string, signal?: AbortSignal): Promise<Score> {
     return (await this.call<ScoreResponse>("POST", `/v1/episodes/${encodeURIComponent(episodeId)}/score`, undefined, {}, signal)).score;
   }
 
+  /** Closes an episode left unfinished (a failed rollout); a finished one costs no request. */
   async close(episodeId: string): Promise<void> {
+    if (this.finished.delete(episodeId)) return;
     try {
       await this.once("DELETE", `/v1/episodes/${encodeURIComponent(episodeId)}`, undefined, {}, undefined);
     } catch {
