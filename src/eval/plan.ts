@@ -14,11 +14,12 @@ export function resolveSplit(info: EnvInfo, requested: Split | undefined): Split
 export function resolveExampleCount(info: EnvInfo, split: Split, requested: number): { count: number; note: string | null } {
   const size = info.splits[split];
   if (requested === -1) {
+    if (size === 0) throw new Error(`${info.id} has no rows in split "${split}"`);
     if (size === null) throw new Error(`${info.id} generates its "${split}" tasks procedurally: give --num-examples a positive count`);
     return { count: size, note: null };
   }
-  if (size !== null && requested > size) return { count: size, note: `split "${split}" has ${size} rows; evaluating all ${size}` };
   if (size === 0) throw new Error(`${info.id} has no rows in split "${split}"`);
+  if (size !== null && requested > size) return { count: size, note: `split "${split}" has ${size} rows; evaluating all ${size}` };
   return { count: requested, note: null };
 }
 
