@@ -40,4 +40,15 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The evaluator's core runs wherever fetch does (Node, Workers): its file and terminal code lives in src/eval/node.
+    files: ["src/eval/**/*.ts"],
+    ignores: ["src/eval/node/**", "src/eval/**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["hono", "hono/*", "@hono/*", "drizzle-orm", "drizzle-orm/*", "better-sqlite3", "node:*", "../server/*", "cli-progress", "hyparquet-writer"], message: "src/eval's core is runtime-neutral: Node-only code goes in src/eval/node" }] },
+      ],
+    },
+  },
 );

@@ -4,3 +4,4 @@ export * from "./errors.js";
 export * from "./envs.js";
 export * from "./episodes.js";
 export * from "./scoring.js";
+export * from "./evals.js";

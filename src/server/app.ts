@@ -2,6 +2,8 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { envInfo } from "../envs/index.js";
 import { DEFAULT_CONFIG, type AppDeps, type AppEnv, type ServerConfig } from "./context.js";
 import { EpisodeStore } from "./db/episode-store.js";
+import { EvalStore } from "./db/eval-store.js";
+import { EvalService } from "./evals/eval-service.js";
 import { EpisodeService } from "./episode-service.js";
 import { ApiError, errorResponse, handleError, validationError } from "./errors.js";
 import { bearerAuth } from "./middleware/auth.js";
@@ -11,6 +13,7 @@ import { registerProtocolComponents } from "./openapi/components.js";
 import { registerDocsRoutes } from "./routes/docs.js";
 import { registerEnvRoutes } from "./routes/envs.js";
 import { registerEpisodeRoutes } from "./routes/episodes.js";
+import { registerEvalRoutes } from "./routes/evals.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerScoreCompletionsRoute } from "./routes/score-completions.js";
 
@@ -18,6 +21,8 @@ export interface EdgegymApp {
   app: OpenAPIHono<AppEnv>;
   store: EpisodeStore;
   config: ServerConfig;
+  /** Evaluation jobs: the runtime entry calls `evals.start()` to resume interrupted jobs and `evals.stop()` on shutdown. */
+  evals: EvalService;
 }
 
 /**
@@ -34,6 +39,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   const clock = deps.clock ?? Date.now;
   const store = new EpisodeStore(deps.db);
   const service = new EpisodeService(store, deps.registry, config, clock);
+  const evals = new EvalService(new EvalStore(deps.db), deps.registry, config, clock, deps.evalModel);
 
   const app = new OpenAPIHono<AppEnv>({
     // Request validation failures become our error body, not zod's raw output.
@@ -56,9 +62,10 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerEnvRoutes(app, service, () => deps.registry.list().map(envInfo));
   registerEpisodeRoutes(app, service);
   registerScoreCompletionsRoute(app, service);
+  registerEvalRoutes(app, evals);
   registerDocsRoutes(app);
 
   app.notFound((c) => errorResponse(c, new ApiError("route_not_found", `no route ${c.req.method} ${new URL(c.req.url).pathname}; see /docs`)));
   app.onError(handleError);
-  return { app, store, config };
+  return { app, store, config, evals };
 }

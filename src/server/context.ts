@@ -1,4 +1,6 @@
 import type { EnvRegistry } from "../envs/index.js";
+import type { ChatModel } from "../eval/model.js";
+import type { EvalRequest } from "../protocol/index.js";
 import type { EdgegymDb } from "./db/database.js";
 
 export interface ServerConfig {
@@ -10,6 +12,18 @@ export interface ServerConfig {
   maxTtlSeconds: number;
   /** Shown by /health. */
   version: string;
+  /** OpenAI-compatible endpoint evaluation jobs call; null turns `POST /v1/evals` off (503). Never sent to clients. */
+  evalBaseUrl: string | null;
+  /** Its key; never sent to clients, never stored with a job. */
+  evalApiKey: string | null;
+  /** Model name for jobs that do not name one. */
+  evalModel: string | null;
+  /** Model requests in flight across every evaluation job; a job asking past it gets 429. */
+  evalMaxConcurrentRequests: number;
+  /** Retry-After of that 429. */
+  evalRetryAfterSeconds: number;
+  /** How long a job's runner holds it between heartbeats; a crashed runner's job is taken over after this. */
+  evalLeaseMs: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -18,6 +32,12 @@ export const DEFAULT_CONFIG: ServerConfig = {
   defaultTtlSeconds: 3600,
   maxTtlSeconds: 7 * 24 * 3600,
   version: "0.1.0",
+  evalBaseUrl: null,
+  evalApiKey: null,
+  evalModel: null,
+  evalMaxConcurrentRequests: 64,
+  evalRetryAfterSeconds: 10,
+  evalLeaseMs: 30_000,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */
@@ -27,6 +47,8 @@ export interface AppDeps {
   config?: Partial<ServerConfig>;
   /** Milliseconds since the epoch; tests move time forward through it. */
   clock?: () => number;
+  /** The model evaluation jobs call; default: the openai client against `config.evalBaseUrl`. */
+  evalModel?: (request: EvalRequest & { model: string }) => ChatModel;
 }
 
 export interface AppEnv {

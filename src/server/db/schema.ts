@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * One row per episode, holding everything needed to serve its next request. A step is
@@ -42,3 +42,63 @@ export const episodes = sqliteTable(
 
 export type EpisodeRow = typeof episodes.$inferSelect;
 export type NewEpisodeRow = typeof episodes.$inferInsert;
+
+/**
+ * One row per evaluation job. The options are stored as sent (defaults filled in); the
+ * model endpoint and key are not: they come from the server's configuration. A running
+ * job holds a lease (owner + expiry) that its runner renews, so after a crash another
+ * process, or the restarted one, takes the job over once the lease has lapsed.
+ */
+export const evalJobs = sqliteTable(
+  "eval_jobs",
+  {
+    id: text("id").primaryKey(),
+    envId: text("env_id").notNull(),
+    envVersion: text("env_version").notNull(),
+    model: text("model").notNull(),
+    status: text("status", { enum: ["queued", "running", "completed", "failed", "cancelled"] }).notNull(),
+    /** The EvalRequest, defaults filled in. */
+    request: text("request", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    split: text("split", { enum: ["train", "eval"] }).notNull(),
+    numExamples: integer("num_examples").notNull(),
+    totalRollouts: integer("total_rollouts").notNull(),
+    /** The EvalSummary once the job has ended. */
+    summary: text("summary", { mode: "json" }).$type<unknown>(),
+    error: text("error"),
+    cancelRequested: integer("cancel_requested", { mode: "boolean" }).notNull(),
+    leaseOwner: text("lease_owner"),
+    leaseExpiresAt: integer("lease_expires_at"),
+    /** Wall time spent running, summed over every process that ran part of the job. */
+    runMs: integer("run_ms").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    startedAt: integer("started_at"),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [index("eval_jobs_status").on(t.status, t.leaseExpiresAt), index("eval_jobs_created").on(t.createdAt)],
+);
+
+export type EvalJobRow = typeof evalJobs.$inferSelect;
+export type NewEvalJobRow = typeof evalJobs.$inferInsert;
+
+/**
+ * One row per finished rollout of a job, keyed by (job, row, rollout index): a rollout
+ * written twice (two runners racing after a lease lapsed) is kept once.
+ */
+export const evalRollouts = sqliteTable(
+  "eval_rollouts",
+  {
+    jobId: text("job_id").notNull(),
+    exampleId: integer("example_id").notNull(),
+    rolloutIndex: integer("rollout_index").notNull(),
+    reward: real("reward").notNull(),
+    /** The rollout's error code; null when it finished. */
+    errorCode: text("error_code"),
+    /** The results.jsonl row (EvalRollout). */
+    row: text("row", { mode: "json" }).notNull().$type<unknown>(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.exampleId, t.rolloutIndex] })],
+);
+
+export type EvalRolloutRow = typeof evalRollouts.$inferSelect;

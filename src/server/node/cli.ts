@@ -2,6 +2,8 @@
 import cluster from "node:cluster";
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
+import { evalCommand } from "../../eval/node/eval-command.js";
+import { exportSftCommand } from "../../eval/node/export-sft-command.js";
 import { loadServerConfig } from "./config.js";
 import { loadEnvModules } from "./load-envs.js";
 import { startNodeServer } from "./serve.js";
@@ -10,10 +12,15 @@ const USAGE = `edgegym — RL environments for language models as HTTP services
 
 Usage:
   edgegym serve [--port N] [--host H] [--db PATH|:memory:] [--env PATH_OR_PACKAGE]... [--config FILE] [--workers N|auto]
+  edgegym eval ENV_ID -m MODEL [-b BASE_URL] [-n N] [-r R] [-c C] [--server URL] ...   (edgegym eval --help)
+  edgegym export-sft RESULTS --min-reward X [--best-per-example] [--format jsonl|parquet]
 
 Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_API_KEYS (comma-separated),
 EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
-EDGEGYM_REAP_INTERVAL_SECONDS. Flags win over variables.`;
+EDGEGYM_REAP_INTERVAL_SECONDS; for evaluation jobs (POST /v1/evals): EDGEGYM_EVAL_BASE_URL,
+EDGEGYM_EVAL_API_KEY, EDGEGYM_EVAL_MODEL, EDGEGYM_EVAL_MAX_CONCURRENT_REQUESTS,
+EDGEGYM_EVAL_LEASE_SECONDS.
+Flags win over variables.`;
 
 async function serveCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -81,6 +88,12 @@ async function main(): Promise<void> {
   switch (command) {
     case "serve":
       return serveCommand(rest);
+    case "eval":
+      process.exitCode = await evalCommand(rest);
+      return;
+    case "export-sft":
+      process.exitCode = await exportSftCommand(rest);
+      return;
     case undefined:
     case "help":
     case "--help":

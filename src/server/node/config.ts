@@ -10,6 +10,10 @@ const ConfigFile = z
     body_limit_bytes: z.number().int().positive().optional(),
     default_ttl_seconds: z.number().int().positive().optional(),
     max_ttl_seconds: z.number().int().positive().optional(),
+    eval_base_url: z.url().optional(),
+    eval_api_key: z.string().min(1).optional(),
+    eval_model: z.string().min(1).optional(),
+    eval_max_concurrent_requests: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -33,5 +37,15 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (body !== undefined) out.bodyLimitBytes = body;
   if (ttl !== undefined) out.defaultTtlSeconds = ttl;
   if (maxTtl !== undefined) out.maxTtlSeconds = maxTtl;
+  const evalBaseUrl = env.EDGEGYM_EVAL_BASE_URL || file.eval_base_url;
+  const evalApiKey = env.EDGEGYM_EVAL_API_KEY || file.eval_api_key;
+  const evalModel = env.EDGEGYM_EVAL_MODEL || file.eval_model;
+  const evalSlots = positiveInt("EDGEGYM_EVAL_MAX_CONCURRENT_REQUESTS", env.EDGEGYM_EVAL_MAX_CONCURRENT_REQUESTS) ?? file.eval_max_concurrent_requests;
+  if (evalBaseUrl) out.evalBaseUrl = evalBaseUrl;
+  if (evalApiKey) out.evalApiKey = evalApiKey;
+  if (evalModel) out.evalModel = evalModel;
+  if (evalSlots !== undefined) out.evalMaxConcurrentRequests = evalSlots;
+  const lease = positiveInt("EDGEGYM_EVAL_LEASE_SECONDS", env.EDGEGYM_EVAL_LEASE_SECONDS);
+  if (lease !== undefined) out.evalLeaseMs = lease * 1000;
   return out;
 }

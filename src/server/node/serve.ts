@@ -27,7 +27,7 @@ export interface RunningServer {
 export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
   const database = openNodeDatabase(options.dbPath);
   const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnlyBuiltinEnvs, ...(options.extraEnvs ?? [])]);
-  const { app, store } = createApp({ db: database.db, registry, config: options.config ?? {} });
+  const { app, store, evals } = createApp({ db: database.db, registry, config: options.config ?? {} });
 
   const reap = async (): Promise<void> => {
     try {
@@ -45,6 +45,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
   });
+  // Resume evaluation jobs a previous run of the server (or a crashed peer) left unfinished.
+  evals.start();
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
@@ -52,12 +54,15 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
     close: () =>
       new Promise<void>((resolve, reject) => {
         if (timer) clearInterval(timer);
-        server.close((err) => {
-          database.close();
-          void pythonSandbox.close();
-          if (err) reject(err);
-          else resolve();
-        });
+        // Running jobs are released (rollouts kept) so the next start resumes them.
+        evals.stop().finally(() =>
+          server.close((err) => {
+            database.close();
+            void pythonSandbox.close();
+            if (err) reject(err);
+            else resolve();
+          }),
+        );
       }),
   };
 }

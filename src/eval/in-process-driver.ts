@@ -1,0 +1,119 @@
+import type { AssistantMessage, EnvInfo, Example, ResetRequest, Score, Split, StepRequest } from "../protocol/index.js";
+import {
+  EngineError,
+  envInfo,
+  loadTask,
+  openingMessages,
+  scoreEpisode,
+  startEpisode,
+  stepEpisode,
+  type AnyEnvironment,
+  type EnvRegistry,
+  type EpisodeSnapshot,
+} from "../envs/index.js";
+import type { EpisodeDriver, EpisodeStart, EpisodeStep } from "./driver.js";
+import { EvalError } from "./errors.js";
+
+function rejected(serverCode: string, message: string): EvalError {
+  return new EvalError("env_rejected", message, false, undefined, serverCode);
+}
+
+/**
+ * Runs episodes in this process with the same engine the server uses, keeping each
+ * episode's snapshot in memory until it is closed. No database, no HTTP: the fastest way
+ * to evaluate, and the reference the HTTP path is checked against.
+ */
+export class InProcessDriver implements EpisodeDriver {
+  readonly location = "in-process";
+  private readonly episodes = new Map<string, EpisodeSnapshot>();
+  private readonly byKey = new Map<string, string>();
+  private readonly keyOf = new Map<string, string>();
+  private counter = 0;
+
+  constructor(private readonly registry: Pick<EnvRegistry, "get">) {}
+
+  private env(id: string): AnyEnvironment {
+    const env = this.registry.get(id);
+    if (!env) throw rejected("env_not_found", `no environment "${id}" here; load it with --env-module or check the id`);
+    return env;
+  }
+
+  private snapshot(id: string): EpisodeSnapshot {
+    const snap = this.episodes.get(id);
+    if (!snap) throw rejected("episode_not_found", `no episode "${id}"`);
+    return snap;
+  }
+
+  private async engine<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof EngineError) throw rejected(err.code, err.message);
+      throw err;
+    }
+  }
+
+  async describe(envId: string): Promise<EnvInfo> {
+    return envInfo(this.env(envId));
+  }
+
+  async examples(envId: string, split: Split, offset: number, limit: number): Promise<Example[]> {
+    const env = this.env(envId);
+    const size = env.dataset.size(split);
+    const end = size === null ? offset + limit : Math.min(size, offset + limit);
+    const out: Example[] = [];
+    for (let index = offset; index < end; index++) {
+      const row = await this.engine(() => loadTask(env, split, index));
+      out.push({ index, split, prompt: openingMessages(env, row), answer: row.answer ?? null, info: row.info ?? {} });
+    }
+    return out;
+  }
+
+  async reset(envId: string, request: ResetRequest, key: string): Promise<EpisodeStart> {
+    const known = this.byKey.get(key);
+    const env = this.env(envId);
+    const id = known ?? `local_${++this.counter}`;
+    if (!known) {
+      const snap = await this.engine(() => startEpisode(env, request));
+      this.episodes.set(id, snap);
+      this.byKey.set(key, id);
+      this.keyOf.set(id, key);
+    }
+    const snap = this.snapshot(id);
+    return {
+      episode_id: id,
+      index: snap.index,
+      seed: snap.seed,
+      messages: snap.messages.slice(0, snap.promptLength),
+      tools: env.toolDefinitions(),
+      done: false,
+      max_turns: env.maxTurns,
+    };
+  }
+
+  async step(episodeId: string, request: StepRequest): Promise<EpisodeStep> {
+    const snap = this.snapshot(episodeId);
+    if (snap.done) throw rejected("episode_done", `episode "${episodeId}" is done (${snap.stopReason ?? "finished"})`);
+    if (request.turn !== snap.turn) throw rejected("turn_conflict", `episode is at turn ${snap.turn}, the step was for turn ${request.turn}`);
+    const { snapshot, reply } = await this.engine(() => stepEpisode(this.env(snap.envId), snap, request.message as AssistantMessage));
+    this.episodes.set(episodeId, snapshot);
+    return { turn: snapshot.turn, messages: reply, done: snapshot.done, stop_reason: snapshot.stopReason, truncated: snapshot.truncated };
+  }
+
+  async score(episodeId: string): Promise<Score> {
+    const snap = this.snapshot(episodeId);
+    return this.engine(() => scoreEpisode(this.env(snap.envId), snap));
+  }
+
+  async close(episodeId: string): Promise<void> {
+    this.episodes.delete(episodeId);
+    const key = this.keyOf.get(episodeId);
+    if (key !== undefined) this.byKey.delete(key);
+    this.keyOf.delete(episodeId);
+  }
+
+  /** Episodes still held (a finished run holds none). */
+  get openEpisodes(): number {
+    return this.episodes.size;
+  }
+}

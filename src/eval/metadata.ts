@@ -1,0 +1,93 @@
+import type { EnvInfo, EvalRequest, EvalSummary, Split } from "../protocol/index.js";
+
+/**
+ * metadata.json of a run, in the field names of verifiers' vf-eval (env_id, env_args,
+ * model, base_url, num_examples, rollouts_per_example, sampling_args, date, time_ms,
+ * avg_reward, avg_metrics, avg_error, pass_at_k, pass_all_k, pass_threshold, usage,
+ * version_info, state_columns, tools), then edgegym's own: the split, seed and driver
+ * needed to resume, and the full summary.
+ */
+export interface RunMetadata {
+  env_id: string;
+  env_args: Record<string, unknown>;
+  model: string;
+  base_url: string;
+  num_examples: number;
+  rollouts_per_example: number;
+  sampling_args: Record<string, unknown>;
+  date: string;
+  time_ms: number;
+  avg_reward: number;
+  avg_metrics: Record<string, number>;
+  avg_error: number;
+  pass_at_k: Record<string, number>;
+  pass_all_k: Record<string, number>;
+  pass_threshold: number;
+  usage: { input_tokens: number; output_tokens: number } | null;
+  version_info: { edgegym_version: string; env_version: string };
+  state_columns: string[];
+  tools: EnvInfo["tools"] | null;
+  split: Split;
+  seed: number;
+  /** `in-process`, or the edgegym server the episodes ran on. */
+  driver: string;
+  max_retries: number;
+  timeout_seconds: number;
+  /** Rollouts planned, and how many results.jsonl holds. */
+  total_rollouts: number;
+  completed_rollouts: number;
+  status: "running" | "completed" | "interrupted" | "failed";
+  error: string | null;
+  summary: EvalSummary;
+}
+
+export interface MetadataInput {
+  request: EvalRequest;
+  env: EnvInfo;
+  model: string;
+  baseUrl: string;
+  driver: string;
+  split: Split;
+  numExamples: number;
+  sampling: Record<string, unknown>;
+  summary: EvalSummary;
+  status: RunMetadata["status"];
+  error: string | null;
+  edgegymVersion: string;
+  date?: Date;
+}
+
+export function buildMetadata(input: MetadataInput): RunMetadata {
+  const { summary, request } = input;
+  return {
+    env_id: input.env.id,
+    env_args: request.env_args ?? {},
+    model: input.model,
+    base_url: input.baseUrl,
+    num_examples: input.numExamples,
+    rollouts_per_example: request.rollouts_per_example,
+    sampling_args: input.sampling,
+    date: (input.date ?? new Date()).toISOString(),
+    time_ms: summary.wall_ms,
+    avg_reward: summary.reward.mean,
+    avg_metrics: summary.metrics,
+    avg_error: summary.error_rate,
+    pass_at_k: summary.pass_at_k,
+    pass_all_k: summary.pass_all_k,
+    pass_threshold: summary.pass_threshold,
+    usage: summary.rollouts ? { input_tokens: summary.usage.mean_input_tokens, output_tokens: summary.usage.mean_output_tokens } : null,
+    version_info: { edgegym_version: input.edgegymVersion, env_version: input.env.version },
+    state_columns: [],
+    tools: input.env.tools.length ? input.env.tools : null,
+    split: input.split,
+    seed: request.seed,
+    driver: input.driver,
+    max_retries: request.max_retries,
+    timeout_seconds: request.timeout_seconds,
+    total_rollouts: input.numExamples * request.rollouts_per_example,
+    completed_rollouts: summary.rollouts,
+    status: input.status,
+    error: input.error,
+    summary,
+  };
+}

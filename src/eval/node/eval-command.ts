@@ -1,0 +1,180 @@
+import { parseArgs } from "node:util";
+import { builtinEnvs, EnvRegistry } from "../../envs/index.js";
+import { EvalRequest } from "../../protocol/index.js";
+import { loadEnvModules } from "../../server/node/load-envs.js";
+import { evalToDir } from "./eval-to-dir.js";
+import { createProgressDisplay } from "./progress.js";
+import { formatReport } from "./report.js";
+
+export const EVAL_USAGE = `edgegym eval ENV_ID — evaluate a model on an environment (like verifiers' vf-eval)
+
+Model:
+  -m, --model NAME              model name sent to the endpoint (default: $EDGEGYM_EVAL_MODEL)
+  -b, --base-url URL            OpenAI-compatible endpoint (default: $EDGEGYM_EVAL_BASE_URL,
+                                $OPENAI_BASE_URL, or https://api.openai.com/v1)
+  -k, --api-key-var NAME        variable holding the key (default OPENAI_API_KEY; unset = no key)
+  -t, --max-tokens N            max tokens per model turn
+  -T, --temperature X           sampling temperature
+  -S, --sampling-args JSON      extra request fields, e.g. '{"top_p":0.9,"seed":1}'
+      --max-retries N           retries of a failed model request, with backoff (default 3)
+      --timeout SECONDS         limit of one model request (default 600)
+Scope:
+  -n, --num-examples N          rows to evaluate from index 0; -1 = all (default 5)
+  -r, --rollouts-per-example N  rollouts per row (default 3)
+  -c, --max-concurrent N        rollouts in flight (default 32)
+  -a, --env-args JSON           environment arguments
+      --split train|eval        default: eval when the environment has eval rows
+      --seed N                  seeds the episodes (default 0)
+      --pass-threshold X        reward that counts as a pass for pass@k (default 0.5)
+      --env-module PATH         load environments from a module (repeatable)
+Where episodes run:
+      --server URL              drive an edgegym server over HTTP (key: $EDGEGYM_API_KEY)
+Output:
+  -o, --output DIR              base directory (default ./outputs); results go to
+                                DIR/evals/ENV--MODEL/RUN_ID/{results.jsonl,metadata.json}
+      --resume                  continue the newest unfinished run with these settings
+      --resume=RUN_DIR          continue that run
+  -v, --verbose                 print every rollout
+  -h, --help
+
+Ctrl-C stops the run and saves what is done (a second Ctrl-C quits at once).`;
+
+function number(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value)) throw new Error(`${name} must be a number, got "${raw}"`);
+  return value;
+}
+
+function json(name: string, raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`${name} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${name} must be a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+/** `--resume=PATH` names a run; a bare `--resume` asks for the newest matching one. */
+function splitResume(argv: string[]): { argv: string[]; resume: boolean | string } {
+  let resume: boolean | string = false;
+  const rest: string[] = [];
+  for (const token of argv) {
+    if (token === "--resume") resume = true;
+    else if (token.startsWith("--resume=")) resume = token.slice("--resume=".length);
+    else rest.push(token);
+  }
+  return { argv: rest, resume };
+}
+
+export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { argv, resume } = splitResume(rawArgv);
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      model: { type: "string", short: "m" },
+      "base-url": { type: "string", short: "b" },
+      "api-key-var": { type: "string", short: "k" },
+      "num-examples": { type: "string", short: "n" },
+      "rollouts-per-example": { type: "string", short: "r" },
+      "max-concurrent": { type: "string", short: "c" },
+      "max-tokens": { type: "string", short: "t" },
+      temperature: { type: "string", short: "T" },
+      "sampling-args": { type: "string", short: "S" },
+      "env-args": { type: "string", short: "a" },
+      split: { type: "string" },
+      seed: { type: "string" },
+      "pass-threshold": { type: "string" },
+      server: { type: "string" },
+      output: { type: "string", short: "o" },
+      "max-retries": { type: "string" },
+      timeout: { type: "string" },
+      "env-module": { type: "string", multiple: true },
+      verbose: { type: "boolean", short: "v" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(EVAL_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new Error(`give one environment id (got ${positionals.length ? positionals.join(" ") : "none"}); see edgegym eval --help`);
+  const model = values.model ?? env.EDGEGYM_EVAL_MODEL;
+  if (!model) throw new Error("--model is required (or set EDGEGYM_EVAL_MODEL)");
+  const parsed = EvalRequest.safeParse({
+    env_id: positionals[0],
+    model,
+    num_examples: number("--num-examples", values["num-examples"]),
+    rollouts_per_example: number("--rollouts-per-example", values["rollouts-per-example"]),
+    max_concurrent: number("--max-concurrent", values["max-concurrent"]),
+    max_tokens: number("--max-tokens", values["max-tokens"]),
+    temperature: number("--temperature", values.temperature),
+    sampling_args: json("--sampling-args", values["sampling-args"]),
+    env_args: json("--env-args", values["env-args"]),
+    split: values.split,
+    seed: number("--seed", values.seed),
+    max_retries: number("--max-retries", values["max-retries"]),
+    timeout_seconds: number("--timeout", values.timeout),
+    pass_threshold: number("--pass-threshold", values["pass-threshold"]),
+  });
+  if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; "));
+  const request = { ...parsed.data, model };
+
+  const keyVar = values["api-key-var"] ?? "OPENAI_API_KEY";
+  const baseUrl = values["base-url"] ?? env.EDGEGYM_EVAL_BASE_URL ?? env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
+  const apiKey = env[keyVar];
+  if (!apiKey && values["api-key-var"]) console.error(`note: $${keyVar} is not set; sending requests without a key`);
+  const registry = new EnvRegistry("node", [...builtinEnvs, ...(await loadEnvModules(values["env-module"] ?? []))]);
+
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = (): void => {
+    if (++interrupts > 1) process.exit(130);
+    console.error("\nstopping: finished rollouts are saved; in-flight ones will rerun on --resume (Ctrl-C again to quit now)");
+    controller.abort();
+  };
+  process.on("SIGINT", onSigint);
+  const display = createProgressDisplay(process.stderr);
+  try {
+    const result = await evalToDir({
+      request,
+      baseUrl,
+      apiKey,
+      server: values.server,
+      serverApiKey: env.EDGEGYM_API_KEY,
+      registry,
+      outputBase: values.output ?? "outputs",
+      resume,
+      signal: controller.signal,
+      display,
+      verbose: values.verbose ?? false,
+      note: (line) => console.error(line),
+    });
+    console.log(
+      formatReport(result.summary, {
+        envId: request.env_id,
+        model: request.model,
+        numExamples: result.numExamples,
+        rolloutsPerExample: request.rollouts_per_example,
+        driver: result.driver,
+        runDir: result.runDir,
+      }),
+    );
+    if (result.status === "failed") {
+      console.error(`edgegym eval: stopped: ${result.metadata.error}`);
+      return 1;
+    }
+    if (result.status === "interrupted") {
+      console.error(`interrupted: ${result.summary.rollouts}/${result.metadata.total_rollouts} rollouts saved; continue with --resume=${result.runDir}`);
+      return 130;
+    }
+    return 0;
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}

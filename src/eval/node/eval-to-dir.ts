@@ -1,0 +1,188 @@
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import type { EnvRegistry } from "../../envs/index.js";
+import type { EvalRequest, EvalSummary } from "../../protocol/index.js";
+import type { EpisodeDriver } from "../driver.js";
+import { HttpDriver } from "../http-driver.js";
+import { InProcessDriver } from "../in-process-driver.js";
+import { buildMetadata, type RunMetadata } from "../metadata.js";
+import type { ChatModel } from "../model.js";
+import { OpenAIChatModel } from "../openai-model.js";
+import { pendingRollouts, resolveExampleCount, resolveSplit, rolloutKey, rolloutSeed, samplingArgs } from "../plan.js";
+import type { RetryPolicy } from "../retry.js";
+import type { RolloutSpec } from "../rollout.js";
+import { runEval } from "../runner.js";
+import { SummaryBuilder } from "../stats.js";
+import type { ProgressDisplay } from "./progress.js";
+import { findResumableRun, newRunDir, prepareResume, readMetadata, ResultsWriter, resumeMismatch, writeMetadata } from "./run-dir.js";
+
+export interface EvalToDirOptions {
+  /** Validated options (EvalRequest.parse). `model` is required here. */
+  request: EvalRequest & { model: string };
+  /** The model's OpenAI-compatible endpoint. */
+  baseUrl: string;
+  apiKey?: string | undefined;
+  /** Run episodes on this edgegym server instead of in this process. */
+  server?: string | undefined;
+  serverApiKey?: string | undefined;
+  /** Environments for the in-process path. */
+  registry: Pick<EnvRegistry, "get">;
+  /** Results go under `<outputBase>/evals/<env>--<model>/<run id>/`. */
+  outputBase: string;
+  /** true: continue the newest unfinished matching run; a path: continue that run. */
+  resume?: boolean | string;
+  signal?: AbortSignal;
+  display?: ProgressDisplay;
+  /** Print every rollout as it finishes. */
+  verbose?: boolean;
+  /** Notes for the user (resume decisions, capped example counts). */
+  note?: (line: string) => void;
+  /** First backoff of model retries (tests shorten it). */
+  retryBaseDelayMs?: number;
+  /** Injected model (tests); default OpenAIChatModel over baseUrl. */
+  model?: ChatModel;
+  edgegymVersion?: string;
+  /** How often metadata.json is refreshed during the run. */
+  metadataEveryMs?: number;
+}
+
+export interface EvalToDirResult {
+  runDir: string;
+  status: RunMetadata["status"];
+  summary: EvalSummary;
+  metadata: RunMetadata;
+  numExamples: number;
+  driver: string;
+  /** Rollouts run in this session (the rest were already in the run directory). */
+  ranNow: number;
+}
+
+/**
+ * `edgegym eval` without the terminal: plans the rollouts, continues a saved run when
+ * asked, runs them through the chosen driver, appends each to results.jsonl as it
+ * finishes and keeps metadata.json current, so an interrupted run loses nothing done.
+ */
+export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult> {
+  const { request } = opts;
+  const note = opts.note ?? (() => {});
+  const retry: RetryPolicy = { maxRetries: request.max_retries, ...(opts.retryBaseDelayMs !== undefined ? { baseDelayMs: opts.retryBaseDelayMs } : {}) };
+  const driver: EpisodeDriver = opts.server
+    ? new HttpDriver({ baseUrl: opts.server, apiKey: opts.serverApiKey, retry, timeoutMs: request.timeout_seconds * 1000 })
+    : new InProcessDriver(opts.registry);
+  const env = await driver.describe(request.env_id);
+  const split = resolveSplit(env, request.split);
+  const { count: numExamples, note: capped } = resolveExampleCount(env, split, request.num_examples);
+  if (capped) note(capped);
+  const model = opts.model ?? new OpenAIChatModel({ model: request.model, baseUrl: opts.baseUrl, apiKey: opts.apiKey, timeoutMs: request.timeout_seconds * 1000 });
+  const sampling = samplingArgs(request);
+
+  const match = { envId: env.id, model: request.model, rolloutsPerExample: request.rollouts_per_example, numExamples, split, seed: request.seed };
+  let runDir: string | null = null;
+  let priorWallMs = 0;
+  if (typeof opts.resume === "string") {
+    if (!existsSync(opts.resume)) throw new Error(`--resume: ${opts.resume} does not exist`);
+    const saved = await readMetadata(opts.resume);
+    const mismatch = resumeMismatch(saved, match);
+    if (mismatch) throw new Error(`cannot resume ${opts.resume}: ${mismatch}. Use the run's settings, or start a new run.`);
+    runDir = opts.resume;
+  } else if (opts.resume) {
+    runDir = await findResumableRun(opts.outputBase, match);
+    if (!runDir) note("no unfinished run with these settings to resume; starting a new one");
+  }
+  const summary = new SummaryBuilder(request.pass_threshold, request.rollouts_per_example);
+  const done = new Set<string>();
+  if (runDir) {
+    priorWallMs = (await readMetadata(runDir)).time_ms ?? 0;
+    const state = await prepareResume(runDir);
+    for (const row of state.rows) {
+      summary.add(row);
+      done.add(rolloutKey(row.example_id, row.rollout_index));
+    }
+    note(`resuming ${runDir}: ${state.rows.length} rollouts done${state.redo ? `, ${state.redo} failed ones to run again` : ""}${state.droppedTrailing ? ", a half-written line dropped" : ""}`);
+  } else {
+    runDir = newRunDir(opts.outputBase, env.id, request.model);
+  }
+  await mkdir(runDir, { recursive: true });
+
+  const pending = pendingRollouts(numExamples, request.rollouts_per_example, done);
+  const examples = pending.length ? await driver.examples(env.id, split, 0, numExamples) : [];
+  const specs: RolloutSpec[] = pending.map(({ exampleId, rolloutIndex }) => {
+    const example = examples[exampleId];
+    if (!example) throw new Error(`${env.id}: row ${exampleId} of split "${split}" is missing`);
+    return { example, rolloutIndex, seed: rolloutSeed(request.seed, exampleId, rolloutIndex) };
+  });
+
+  const sessionStart = performance.now();
+  const wall = (): number => priorWallMs + (performance.now() - sessionStart);
+  const metadata = (status: RunMetadata["status"], error: string | null): RunMetadata =>
+    buildMetadata({
+      request,
+      env,
+      model: request.model,
+      baseUrl: model.baseUrl,
+      driver: driver.location,
+      split,
+      numExamples,
+      sampling,
+      summary: summary.build(wall()),
+      status,
+      error,
+      edgegymVersion: opts.edgegymVersion ?? "0.1.0",
+    });
+  await writeMetadata(runDir, metadata("running", null));
+
+  const total = numExamples * request.rollouts_per_example;
+  const figures = (ranNow: number) => ({
+    done: summary.count,
+    total,
+    meanReward: summary.meanReward,
+    errors: summary.errorCount,
+    rate: ranNow / Math.max(1e-3, (performance.now() - sessionStart) / 1000),
+  });
+  opts.display?.start(figures(0));
+  const writer = await ResultsWriter.open(runDir);
+  let ranNow = 0;
+  let lastMeta = performance.now();
+  let metaWrite: Promise<void> = Promise.resolve();
+  const everyMs = opts.metadataEveryMs ?? 2_000;
+  const dir = runDir;
+  let outcome: Awaited<ReturnType<typeof runEval>>;
+  try {
+    outcome = await runEval({
+      envId: env.id,
+      split,
+      envArgs: request.env_args ?? {},
+      driver,
+      model,
+      sampling,
+      retry,
+      runKey: randomUUID().slice(0, 12),
+      specs,
+      concurrency: request.max_concurrent,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      onRollout: async (row) => {
+        await writer.write(row);
+        summary.add(row);
+        ranNow++;
+        if (row.error) opts.display?.log(`rollout ${row.example_id}#${row.rollout_index} failed: ${row.error.error_chain_str}`);
+        else if (opts.verbose) {
+          opts.display?.log(`rollout ${row.example_id}#${row.rollout_index} reward ${row.reward.toFixed(3)} · ${row.stop_condition} · ${row.metrics.turns ?? "?"} turn(s) · ${Math.round(row.timing.total_ms)} ms`);
+        }
+        opts.display?.update(figures(ranNow));
+        if (performance.now() - lastMeta >= everyMs) {
+          lastMeta = performance.now();
+          metaWrite = metaWrite.then(() => writeMetadata(dir, metadata("running", null)));
+        }
+      },
+    });
+  } finally {
+    await writer.close();
+    await metaWrite;
+    opts.display?.stop();
+  }
+  const status: RunMetadata["status"] = outcome.fatal ? "failed" : outcome.interrupted ? "interrupted" : "completed";
+  const final = metadata(status, outcome.fatal ? outcome.fatal.error_chain_str : null);
+  await writeMetadata(runDir, final);
+  return { runDir, status, summary: final.summary, metadata: final, numExamples, driver: driver.location, ranNow };
+}

@@ -1,0 +1,80 @@
+import { existsSync, statSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { selectForSft, type ResultRowLike, type SftReport, type SftRow } from "../sft.js";
+import { readResults, RESULTS_FILE } from "./run-dir.js";
+import { sftParquet } from "./sft-parquet.js";
+
+export const EXPORT_SFT_USAGE = `edgegym export-sft RESULTS — turn evaluation rollouts into SFT data
+
+RESULTS is a results.jsonl file or the run directory holding one.
+  --min-reward X          keep rollouts with reward ≥ X (required)
+  --best-per-example      keep only the best rollout of each row
+  --format jsonl|parquet  jsonl (default): one {"messages": [...]} per line, the
+                          conversational shape TRL's SFTTrainer reads; parquet: the
+                          same column, readable by Hugging Face datasets and pyarrow
+  -o, --output FILE       default: sft.jsonl / sft.parquet beside the results
+  -h, --help
+Failed rollouts are never exported.`;
+
+export interface ExportSftOptions {
+  results: string;
+  minReward: number;
+  bestPerExample: boolean;
+  format: "jsonl" | "parquet";
+  output?: string | undefined;
+}
+
+export function resultsPath(input: string): string {
+  if (existsSync(input) && statSync(input).isDirectory()) return join(input, RESULTS_FILE);
+  return input;
+}
+
+export async function exportSft(opts: ExportSftOptions): Promise<{ output: string; report: SftReport; rows: SftRow[] }> {
+  const source = resultsPath(opts.results);
+  if (!existsSync(source)) throw new Error(`no results file at ${source}`);
+  const { rows: input } = await readResults<ResultRowLike>(source);
+  const { rows, report } = selectForSft(input, { minReward: opts.minReward, bestPerExample: opts.bestPerExample });
+  const output = opts.output ?? join(dirname(source), opts.format === "parquet" ? "sft.parquet" : "sft.jsonl");
+  await mkdir(dirname(output), { recursive: true });
+  if (opts.format === "parquet") await writeFile(output, sftParquet(rows));
+  else await writeFile(output, rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
+  return { output, report, rows };
+}
+
+export async function exportSftCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      "min-reward": { type: "string" },
+      "best-per-example": { type: "boolean" },
+      format: { type: "string" },
+      output: { type: "string", short: "o" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(EXPORT_SFT_USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new Error("give one results.jsonl file or run directory; see edgegym export-sft --help");
+  if (values["min-reward"] === undefined) throw new Error("--min-reward is required (e.g. --min-reward 0.9)");
+  const minReward = Number(values["min-reward"]);
+  if (!Number.isFinite(minReward)) throw new Error(`--min-reward must be a number, got "${values["min-reward"]}"`);
+  const format = values.format ?? "jsonl";
+  if (format !== "jsonl" && format !== "parquet") throw new Error(`--format must be jsonl or parquet, got "${format}"`);
+  const { output, report } = await exportSft({
+    results: positionals[0] as string,
+    minReward,
+    bestPerExample: values["best-per-example"] ?? false,
+    format,
+    output: values.output,
+  });
+  console.log(
+    `wrote ${report.kept} conversations to ${output} (read ${report.read}; left out: ${report.failed} failed, ${report.belowMinReward} below ${minReward}${values["best-per-example"] ? `, ${report.notBestOfExample} not the best of their row` : ""})`,
+  );
+  return 0;
+}

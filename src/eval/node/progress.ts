@@ -1,0 +1,107 @@
+import cliProgress from "cli-progress";
+
+export interface ProgressFigures {
+  done: number;
+  total: number;
+  meanReward: number | null;
+  errors: number;
+  /** Rollouts per second in this session. */
+  rate: number;
+}
+
+/** Where the live progress goes: a bar on a terminal, a periodic line elsewhere. */
+export interface ProgressDisplay {
+  start(figures: ProgressFigures): void;
+  update(figures: ProgressFigures): void;
+  /** A message printed above the bar (errors, --verbose lines). */
+  log(line: string): void;
+  stop(): void;
+}
+
+const fmt = (figures: ProgressFigures) => ({
+  reward: figures.meanReward === null ? "  –  " : figures.meanReward.toFixed(3),
+  errors: figures.errors,
+  rate: figures.rate.toFixed(figures.rate >= 10 ? 0 : 2),
+});
+
+/**
+ * cli-progress (a small, long-lived terminal progress bar library) in its multi-bar mode
+ * with a single bar, because only that mode can print log lines above a live bar.
+ */
+class TerminalBar implements ProgressDisplay {
+  private readonly multi: cliProgress.MultiBar;
+  private bar: cliProgress.SingleBar | null = null;
+
+  constructor(stream: NodeJS.WriteStream) {
+    this.multi = new cliProgress.MultiBar(
+      {
+        stream,
+        format: " {bar} {value}/{total} rollouts | reward {reward} | errors {errors} | {rate}/s | ETA {eta_formatted}",
+        hideCursor: true,
+        clearOnComplete: false,
+        fps: 8,
+        etaBuffer: 50,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+  }
+
+  start(figures: ProgressFigures): void {
+    this.bar = this.multi.create(figures.total, figures.done, fmt(figures));
+  }
+
+  update(figures: ProgressFigures): void {
+    this.bar?.update(figures.done, fmt(figures));
+  }
+
+  log(line: string): void {
+    this.multi.log(`${line}\n`);
+  }
+
+  stop(): void {
+    this.multi.stop();
+  }
+}
+
+/** For logs and CI: one line every `everyMs`, and at the end. */
+class PeriodicLine implements ProgressDisplay {
+  private last = 0;
+  private figures: ProgressFigures | null = null;
+
+  constructor(
+    private readonly stream: NodeJS.WritableStream,
+    private readonly everyMs: number,
+  ) {}
+
+  private print(f: ProgressFigures): void {
+    const { reward, errors, rate } = fmt(f);
+    this.stream.write(`progress ${f.done}/${f.total} rollouts | reward ${reward} | errors ${errors} | ${rate}/s\n`);
+  }
+
+  start(figures: ProgressFigures): void {
+    this.figures = figures;
+    this.last = Date.now();
+    this.print(figures);
+  }
+
+  update(figures: ProgressFigures): void {
+    this.figures = figures;
+    if (Date.now() - this.last >= this.everyMs) {
+      this.last = Date.now();
+      this.print(figures);
+    }
+  }
+
+  log(line: string): void {
+    this.stream.write(`${line}\n`);
+  }
+
+  stop(): void {
+    if (this.figures) this.print(this.figures);
+  }
+}
+
+/** The bar when stderr is a terminal, otherwise a line every 5 s (so logs stay readable). */
+export function createProgressDisplay(stream: NodeJS.WriteStream = process.stderr): ProgressDisplay {
+  return stream.isTTY ? new TerminalBar(stream) : new PeriodicLine(stream, 5_000);
+}

@@ -1,0 +1,58 @@
+import type { EvalSummary } from "../../protocol/index.js";
+
+const n3 = (v: number): string => (Number.isFinite(v) ? v.toFixed(3) : "–");
+const ms = (v: number): string => (v >= 10_000 ? `${(v / 1000).toFixed(1)}s` : `${Math.round(v)}`);
+const int = (v: number): string => Math.round(v).toLocaleString("en-US");
+
+/** A text histogram: one row per bin, bars scaled to the fullest bin. */
+export function histogramLines(bins: EvalSummary["histogram"], width = 30): string[] {
+  const top = Math.max(1, ...bins.map((b) => b.count));
+  return bins.map((b) => {
+    const cells = (b.count / top) * width;
+    const full = Math.floor(cells);
+    const bar = "█".repeat(full) + (cells - full >= 0.5 ? "▌" : "");
+    return `  ${n3(b.lo).padStart(7)} – ${n3(b.hi).padEnd(7)} ${bar.padEnd(width + 1)} ${b.count}`;
+  });
+}
+
+export interface ReportHeader {
+  envId: string;
+  model: string;
+  numExamples: number;
+  rolloutsPerExample: number;
+  driver: string;
+  runDir?: string | undefined;
+}
+
+/** The closing summary printed after a run: every figure the summary holds, in a screenful. */
+export function formatReport(summary: EvalSummary, header: ReportHeader): string {
+  const out: string[] = [];
+  const s = summary;
+  out.push(`${header.envId} · ${header.model} · ${s.rollouts} rollouts (${header.numExamples} examples × ${header.rolloutsPerExample}) · ${header.driver} · ${(s.wall_ms / 1000).toFixed(1)} s`);
+  out.push(`reward       mean ${n3(s.reward.mean)}  std ${n3(s.reward.std)}  min ${n3(s.reward.min)}  max ${n3(s.reward.max)}`);
+  const width = Math.max(10, ...s.components.map((c) => c.name.length));
+  for (const c of s.components) out.push(`  ${c.name.padEnd(width)} mean ${n3(c.mean)}  (weight ${c.weight})`);
+  const extra = Object.entries(s.metrics).filter(([name]) => !s.components.some((c) => c.name === name));
+  if (extra.length) out.push(`metrics      ${extra.map(([k, v]) => `${k} ${n3(v)}`).join(" · ")}`);
+  const passK = Object.entries(s.pass_at_k);
+  if (passK.length) {
+    out.push(`pass@k       ${passK.map(([k, v]) => `pass@${k} ${n3(v)}`).join("  ")}   (reward ≥ ${s.pass_threshold})`);
+    out.push(`pass^k       ${Object.entries(s.pass_all_k).map(([k, v]) => `pass^${k} ${n3(v)}`).join("  ")}`);
+  }
+  out.push(`stop reasons ${Object.entries(s.stop_conditions).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(" · ")}${s.model_length_stops ? ` · model hit max tokens in ${s.model_length_stops}` : ""}`);
+  const byCode = Object.entries(s.errors_by_code).map(([k, v]) => `${k} ${v}`).join(", ");
+  out.push(`errors       ${s.errors}/${s.rollouts} (${(s.error_rate * 100).toFixed(1)}%)${byCode ? `  ${byCode}` : ""}`);
+  out.push(`tokens       input ${int(s.usage.input_tokens)} (${int(s.usage.mean_input_tokens)}/rollout) · output ${int(s.usage.output_tokens)} (${int(s.usage.mean_output_tokens)}/rollout)`);
+  const t = s.timing;
+  out.push("timing (ms)  min / mean / max");
+  for (const [name, spread] of [["generation", t.generation_ms], ["environment", t.env_ms], ["scoring", t.scoring_ms], ["total", t.total_ms]] as const) {
+    out.push(`  ${name.padEnd(11)} ${ms(spread.min)} / ${ms(spread.mean)} / ${ms(spread.max)}`);
+  }
+  out.push(`rate         ${s.rollouts_per_second.toFixed(2)} rollouts/s`);
+  if (s.histogram.length) {
+    out.push("reward histogram");
+    out.push(...histogramLines(s.histogram));
+  }
+  if (header.runDir) out.push(`saved        ${header.runDir}`);
+  return out.join("\n");
+}

@@ -1,0 +1,86 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import type { AssistantMessage, ToolCall } from "../protocol/index.js";
+import { EvalError, retryAfterMs } from "./errors.js";
+import type { ChatModel, ChatRequest, ChatResult } from "./model.js";
+
+export interface OpenAIModelOptions {
+  model: string;
+  /** e.g. `http://127.0.0.1:8000/v1`, `https://api.openai.com/v1`. */
+  baseUrl: string;
+  /** Local servers take any key; "EMPTY" is sent when none is given. */
+  apiKey?: string | undefined;
+  /** Per request. */
+  timeoutMs: number;
+}
+
+/** Maps what the openai client throws to an EvalError that says whether a retry may help. */
+export function classifyModelError(err: unknown): EvalError {
+  if (err instanceof EvalError) return err;
+  if (err instanceof APIUserAbortError) return new EvalError("aborted", "aborted", false);
+  if (err instanceof APIConnectionTimeoutError) return new EvalError("model_timeout", `model request timed out: ${err.message}`, true);
+  if (err instanceof APIConnectionError) {
+    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+    return new EvalError("model_connection_error", `cannot reach the model endpoint${cause}`, true);
+  }
+  if (err instanceof APIError) {
+    const status = err.status ?? 0;
+    const text = `model endpoint answered ${status}: ${err.message}`;
+    const after = retryAfterMs(err.headers ?? undefined);
+    if (status === 429) return new EvalError("model_rate_limited", text, true, after);
+    if (status === 408 || status === 409) return new EvalError("model_timeout", text, true, after);
+    if (status >= 500) return new EvalError("model_server_error", text, true, after);
+    if (status === 401 || status === 403) return new EvalError("model_auth_error", text, false);
+    return new EvalError("model_bad_request", text, false);
+  }
+  if (err instanceof Error && err.name === "AbortError") return new EvalError("aborted", "aborted", false);
+  return new EvalError("model_bad_response", err instanceof Error ? err.message : String(err), false);
+}
+
+type WireToolCall = { id: string; type: string; function?: { name: string; arguments: string } };
+
+/** The assistant message as our protocol holds it: OpenAI's shape minus fields the wire does not carry. */
+export function toAssistantMessage(raw: { content?: string | null; tool_calls?: WireToolCall[] | null; reasoning_content?: unknown; reasoning?: unknown }): AssistantMessage {
+  const calls: ToolCall[] = (raw.tool_calls ?? [])
+    .filter((c): c is WireToolCall & { function: { name: string; arguments: string } } => c.type === "function" && !!c.function)
+    .map((c) => ({ id: c.id, type: "function", function: { name: c.function.name, arguments: c.function.arguments ?? "" } }));
+  const message: AssistantMessage = { role: "assistant", content: raw.content ?? (calls.length ? null : "") };
+  if (calls.length) message.tool_calls = calls;
+  const reasoning = typeof raw.reasoning_content === "string" ? raw.reasoning_content : typeof raw.reasoning === "string" ? raw.reasoning : undefined;
+  if (reasoning) message.reasoning_content = reasoning;
+  return message;
+}
+
+/**
+ * A ChatModel over any OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, a proxy),
+ * through the official `openai` client. Its own retries are off: the evaluator retries,
+ * so it can count attempts and give up where it was told to.
+ */
+export class OpenAIChatModel implements ChatModel {
+  readonly model: string;
+  readonly baseUrl: string;
+  private readonly client: OpenAI;
+
+  constructor(options: OpenAIModelOptions) {
+    this.model = options.model;
+    this.baseUrl = options.baseUrl;
+    this.client = new OpenAI({ apiKey: options.apiKey || "EMPTY", baseURL: options.baseUrl, maxRetries: 0, timeout: options.timeoutMs });
+  }
+
+  async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResult> {
+    const body = {
+      ...request.sampling,
+      model: this.model,
+      messages: request.messages,
+      ...(request.tools.length ? { tools: request.tools } : {}),
+      stream: false,
+    } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+    const completion = await this.client.chat.completions.create(body, { signal });
+    const choice = completion.choices?.[0];
+    if (!choice?.message) throw new EvalError("model_bad_response", "the model endpoint returned no choices", false);
+    return {
+      message: toAssistantMessage(choice.message as Parameters<typeof toAssistantMessage>[0]),
+      finishReason: choice.finish_reason ?? "unknown",
+      usage: completion.usage ? { inputTokens: completion.usage.prompt_tokens ?? 0, outputTokens: completion.usage.completion_tokens ?? 0 } : null,
+    };
+  }
+}

@@ -1,0 +1,167 @@
+import { and, asc, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import type { EvalRollout, EvalStatus } from "../../protocol/index.js";
+import type { EdgegymDb } from "./database.js";
+import { evalJobs, evalRollouts, type EvalJobRow, type NewEvalJobRow } from "./schema.js";
+
+export interface JobProgressCounts {
+  done: number;
+  errors: number;
+  meanReward: number | null;
+}
+
+const LIVE: EvalStatus[] = ["queued", "running"];
+
+/**
+ * Evaluation jobs and their rollouts. Like the episode store, every write that may race
+ * is one conditional statement (a lease is taken only where it has lapsed or is ours,
+ * a rollout is inserted once per key), so it is correct on better-sqlite3 and D1 alike.
+ */
+export class EvalStore {
+  constructor(private readonly db: EdgegymDb) {}
+
+  async insertJob(row: NewEvalJobRow): Promise<EvalJobRow> {
+    const [inserted] = await this.db.insert(evalJobs).values(row).returning();
+    if (!inserted) throw new Error(`eval job ${row.id} was not inserted`);
+    return inserted;
+  }
+
+  async getJob(id: string): Promise<EvalJobRow | undefined> {
+    const rows = await this.db.select().from(evalJobs).where(eq(evalJobs.id, id)).limit(1);
+    return rows[0];
+  }
+
+  async listJobs(opts: { status?: EvalStatus | undefined; limit: number }): Promise<EvalJobRow[]> {
+    const query = this.db.select().from(evalJobs);
+    const filtered = opts.status ? query.where(eq(evalJobs.status, opts.status)) : query;
+    return filtered.orderBy(desc(evalJobs.createdAt)).limit(opts.limit);
+  }
+
+  /** Live jobs nobody holds (never started, or their runner's lease lapsed), oldest first. */
+  async unclaimedJobs(now: number, limit: number): Promise<EvalJobRow[]> {
+    return this.db
+      .select()
+      .from(evalJobs)
+      .where(and(inArray(evalJobs.status, LIVE), or(isNull(evalJobs.leaseExpiresAt), lt(evalJobs.leaseExpiresAt, now))))
+      .orderBy(asc(evalJobs.createdAt))
+      .limit(limit);
+  }
+
+  /** Takes the job for `owner` if it is live and unheld (or already ours); null when someone else holds it. */
+  async claim(id: string, owner: string, now: number, leaseMs: number): Promise<EvalJobRow | null> {
+    const rows = await this.db
+      .update(evalJobs)
+      .set({
+        leaseOwner: owner,
+        leaseExpiresAt: now + leaseMs,
+        status: "running",
+        startedAt: sql`COALESCE(${evalJobs.startedAt}, ${now})`,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          eq(evalJobs.id, id),
+          inArray(evalJobs.status, LIVE),
+          eq(evalJobs.cancelRequested, false),
+          or(isNull(evalJobs.leaseExpiresAt), lt(evalJobs.leaseExpiresAt, now), eq(evalJobs.leaseOwner, owner)),
+        ),
+      )
+      .returning();
+    return rows[0] ?? null;
+  }
+
+  /** Extends our lease; says whether we still hold it and whether a cancel was asked for. */
+  async renew(id: string, owner: string, now: number, leaseMs: number): Promise<{ held: boolean; cancelRequested: boolean }> {
+    const rows = await this.db
+      .update(evalJobs)
+      .set({ leaseExpiresAt: now + leaseMs, updatedAt: now })
+      .where(and(eq(evalJobs.id, id), eq(evalJobs.leaseOwner, owner), eq(evalJobs.status, "running")))
+      .returning({ cancelRequested: evalJobs.cancelRequested });
+    return rows[0] ? { held: true, cancelRequested: rows[0].cancelRequested } : { held: false, cancelRequested: false };
+  }
+
+  /** Ends a job we hold: final status, summary, error; the lease is dropped. False when we no longer held it. */
+  async finish(id: string, owner: string, end: { status: EvalStatus; summary: unknown; error: string | null; now: number; runMs: number }): Promise<boolean> {
+    const rows = await this.db
+      .update(evalJobs)
+      .set({
+        status: end.status,
+        summary: end.summary,
+        error: end.error,
+        finishedAt: end.now,
+        updatedAt: end.now,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        runMs: sql`${evalJobs.runMs} + ${Math.round(end.runMs)}`,
+      })
+      .where(and(eq(evalJobs.id, id), eq(evalJobs.leaseOwner, owner)))
+      .returning({ id: evalJobs.id });
+    return rows.length === 1;
+  }
+
+  /** Lets go of a job still to finish (shutdown): any process, this one after a restart included, takes it over at once. */
+  async release(id: string, owner: string, now: number, runMs: number): Promise<void> {
+    await this.db
+      .update(evalJobs)
+      .set({ leaseOwner: null, leaseExpiresAt: null, updatedAt: now, runMs: sql`${evalJobs.runMs} + ${Math.round(runMs)}` })
+      .where(and(eq(evalJobs.id, id), eq(evalJobs.leaseOwner, owner)));
+  }
+
+  /** Marks a live job failed whoever holds it (it cannot run here: environment or model endpoint missing). */
+  async fail(id: string, error: string, now: number): Promise<void> {
+    await this.db
+      .update(evalJobs)
+      .set({ status: "failed", error, finishedAt: now, updatedAt: now, leaseOwner: null, leaseExpiresAt: null })
+      .where(and(eq(evalJobs.id, id), inArray(evalJobs.status, LIVE)));
+  }
+
+  /**
+   * Asks a job to stop. A queued job nobody holds is cancelled on the spot; a running one
+   * is flagged and its runner stops at its next heartbeat.
+   */
+  async requestCancel(id: string, now: number): Promise<void> {
+    await this.db
+      .update(evalJobs)
+      .set({ status: "cancelled", cancelRequested: true, finishedAt: now, updatedAt: now })
+      .where(and(eq(evalJobs.id, id), eq(evalJobs.status, "queued"), or(isNull(evalJobs.leaseExpiresAt), lt(evalJobs.leaseExpiresAt, now))));
+    await this.db
+      .update(evalJobs)
+      .set({ cancelRequested: true, updatedAt: now })
+      .where(and(eq(evalJobs.id, id), inArray(evalJobs.status, LIVE)));
+  }
+
+  /** Stores a finished rollout once; a second write of the same (job, row, index) is ignored. */
+  async insertRollout(jobId: string, row: EvalRollout, now: number): Promise<void> {
+    await this.db
+      .insert(evalRollouts)
+      .values({ jobId, exampleId: row.example_id, rolloutIndex: row.rollout_index, reward: row.reward, errorCode: row.error?.error ?? null, row, createdAt: now })
+      .onConflictDoNothing();
+  }
+
+  async doneKeys(jobId: string): Promise<{ exampleId: number; rolloutIndex: number }[]> {
+    return this.db.select({ exampleId: evalRollouts.exampleId, rolloutIndex: evalRollouts.rolloutIndex }).from(evalRollouts).where(eq(evalRollouts.jobId, jobId));
+  }
+
+  async progress(jobId: string): Promise<JobProgressCounts> {
+    const [row] = await this.db
+      .select({
+        done: sql<number>`count(*)`,
+        errors: sql<number>`coalesce(sum(case when ${evalRollouts.errorCode} is not null then 1 else 0 end), 0)`,
+        meanReward: sql<number | null>`avg(${evalRollouts.reward})`,
+      })
+      .from(evalRollouts)
+      .where(eq(evalRollouts.jobId, jobId));
+    return { done: Number(row?.done ?? 0), errors: Number(row?.errors ?? 0), meanReward: row?.meanReward ?? null };
+  }
+
+  /** Rollouts in (row, rollout index) order. */
+  async rollouts(jobId: string, offset: number, limit: number): Promise<EvalRollout[]> {
+    const rows = await this.db
+      .select({ row: evalRollouts.row })
+      .from(evalRollouts)
+      .where(eq(evalRollouts.jobId, jobId))
+      .orderBy(asc(evalRollouts.exampleId), asc(evalRollouts.rolloutIndex))
+      .limit(limit)
+      .offset(offset);
+    return rows.map((r) => r.row as EvalRollout);
+  }
+}

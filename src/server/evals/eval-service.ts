@@ -1,0 +1,276 @@
+import { parseArgs as parseEnvArgs, type EnvRegistry } from "../../envs/index.js";
+import { envInfo } from "../../envs/index.js";
+import { EvalRequest, type EvalJob, type EvalRequestInput, type EvalRollout, type EvalStatus, type EvalSummary } from "../../protocol/index.js";
+import { OpenAIChatModel, resolveExampleCount, resolveSplit, type ChatModel } from "../../eval/index.js";
+import type { ServerConfig } from "../context.js";
+import type { EvalStore } from "../db/eval-store.js";
+import type { EvalJobRow } from "../db/schema.js";
+import { ApiError } from "../errors.js";
+import { JobRun } from "./job-run.js";
+import { ModelSlots } from "./model-slots.js";
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const TERMINAL: ReadonlySet<EvalStatus> = new Set(["completed", "failed", "cancelled"]);
+
+export const isTerminal = (status: EvalStatus): boolean => TERMINAL.has(status);
+
+/** How many model requests a job can have in flight: one per rollout running. */
+const slotsFor = (job: Pick<EvalJobRow, "request" | "totalRollouts">): number =>
+  Math.max(1, Math.min(EvalRequest.parse(job.request).max_concurrent, job.totalRollouts));
+
+/**
+ * Evaluation jobs: admission (validation, the server-wide model-request budget), running
+ * them in the background, recovery after a restart, cancellation, and reading them back.
+ * Jobs and rollouts live in the database; this process only holds the runs it leases.
+ */
+export class EvalService {
+  private readonly owner = `proc_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
+  private readonly runs = new Map<string, JobRun>();
+  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly slots: ModelSlots;
+  private sweepTimer: ReturnType<typeof setInterval> | undefined;
+  private stopping = false;
+
+  constructor(
+    private readonly store: EvalStore,
+    private readonly registry: EnvRegistry,
+    private readonly config: ServerConfig,
+    private readonly clock: () => number,
+    /** Injected in tests; default: the openai client against the configured endpoint. */
+    private readonly makeModel: (request: EvalRequest & { model: string }) => ChatModel = (request) =>
+      new OpenAIChatModel({ model: request.model, baseUrl: config.evalBaseUrl ?? "", apiKey: config.evalApiKey ?? undefined, timeoutMs: request.timeout_seconds * 1000 }),
+  ) {
+    this.slots = new ModelSlots(config.evalMaxConcurrentRequests);
+  }
+
+  private enabled(): void {
+    if (this.registry.runtime !== "node") {
+      throw new ApiError("service_unavailable", "evaluation jobs run on the Node server (they outlive a request); use `edgegym serve` or `edgegym eval --server`");
+    }
+    if (!this.config.evalBaseUrl) {
+      throw new ApiError("service_unavailable", "evaluation jobs are off: set EDGEGYM_EVAL_BASE_URL (and EDGEGYM_EVAL_API_KEY) on the server");
+    }
+  }
+
+  async create(body: EvalRequestInput): Promise<EvalJob> {
+    this.enabled();
+    const request = EvalRequest.parse(body);
+    const model = request.model ?? this.config.evalModel;
+    if (!model) throw new ApiError("invalid_request", "name a `model`: this server has no default (EDGEGYM_EVAL_MODEL)");
+    const env = this.registry.get(request.env_id);
+    if (!env) {
+      if (this.registry.isUnavailableHere(request.env_id)) throw new ApiError("env_unavailable", `environment "${request.env_id}" cannot run on this server's runtime`);
+      throw new ApiError("env_not_found", `no environment "${request.env_id}"; GET /v1/envs lists them`);
+    }
+    parseEnvArgs(env, request.env_args);
+    const info = envInfo(env);
+    const split = resolveSplit(info, request.split);
+    let numExamples: number;
+    try {
+      numExamples = resolveExampleCount(info, split, request.num_examples).count;
+    } catch (err) {
+      throw new ApiError("task_out_of_range", (err as Error).message);
+    }
+    const totalRollouts = numExamples * request.rollouts_per_example;
+    const wanted = Math.min(request.max_concurrent, totalRollouts);
+    if (wanted > this.slots.capacity) {
+      throw new ApiError("invalid_request", `max_concurrent ${request.max_concurrent} is past this server's limit of ${this.slots.capacity} concurrent model requests; ask for at most ${this.slots.capacity}`);
+    }
+    if (!this.slots.tryReserve(wanted)) {
+      throw new ApiError(
+        "rate_limited",
+        `the server is at its limit of ${this.slots.capacity} concurrent model requests (${this.slots.inUse} in use, this job needs ${wanted}); retry later or ask for a lower max_concurrent`,
+        { limit: this.slots.capacity, in_use: this.slots.inUse, requested: wanted },
+        { "Retry-After": String(this.config.evalRetryAfterSeconds) },
+      );
+    }
+    const now = this.clock();
+    let row: EvalJobRow;
+    try {
+      row = await this.store.insertJob({
+        id: `ev_${crypto.randomUUID().replaceAll("-", "")}`,
+        envId: env.id,
+        envVersion: env.version,
+        model,
+        status: "queued",
+        request: { ...request, model, split },
+        split,
+        numExamples,
+        totalRollouts,
+        summary: null,
+        error: null,
+        cancelRequested: false,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        runMs: 0,
+        createdAt: now,
+        updatedAt: now,
+        startedAt: null,
+        finishedAt: null,
+      });
+    } catch (err) {
+      this.slots.release(wanted);
+      throw err;
+    }
+    const claimed = await this.launch(row, true);
+    return this.view(claimed ?? row);
+  }
+
+  /** Claims and starts a job; `reserved` when its slots are already counted. Null when another process holds it. */
+  private async launch(row: EvalJobRow, reserved: boolean): Promise<EvalJobRow | null> {
+    const slots = slotsFor(row);
+    if (!reserved && !this.slots.tryReserve(slots)) return null;
+    const claimed = this.stopping ? null : await this.store.claim(row.id, this.owner, this.clock(), this.config.evalLeaseMs);
+    if (!claimed) {
+      this.slots.release(slots);
+      return null;
+    }
+    const run = new JobRun(
+      {
+        store: this.store,
+        registry: this.registry,
+        clock: this.clock,
+        owner: this.owner,
+        leaseMs: this.config.evalLeaseMs,
+        makeModel: this.makeModel,
+        notify: (id) => this.notify(id),
+      },
+      claimed,
+    );
+    this.runs.set(row.id, run);
+    void run.done.finally(() => {
+      this.runs.delete(row.id);
+      this.slots.release(slots);
+    });
+    return claimed;
+  }
+
+  /**
+   * Picks up live jobs nobody holds: after a restart, those this process was running
+   * (released on a clean shutdown, or lapsed after a crash) and any another process left.
+   * A job whose environment is not served here cannot resume and is marked failed,
+   * its stored rollouts kept.
+   */
+  async sweep(): Promise<void> {
+    if (this.stopping || this.registry.runtime !== "node") return;
+    for (const row of await this.store.unclaimedJobs(this.clock(), 20)) {
+      if (this.runs.has(row.id)) continue;
+      if (!this.config.evalBaseUrl) {
+        await this.store.fail(row.id, "interrupted, and this server has no model endpoint configured to resume it (EDGEGYM_EVAL_BASE_URL)", this.clock());
+        continue;
+      }
+      if (!this.registry.get(row.envId)) {
+        await this.store.fail(row.id, `interrupted, and environment "${row.envId}" is not served here to resume it`, this.clock());
+        continue;
+      }
+      if (row.cancelRequested) {
+        await this.store.fail(row.id, "cancelled while no process was running it", this.clock());
+        continue;
+      }
+      await this.launch(row, false);
+    }
+  }
+
+  /** Recovers interrupted jobs now, then keeps looking for orphaned ones. */
+  start(intervalMs = Math.max(1000, Math.floor(this.config.evalLeaseMs / 2))): void {
+    this.stopping = false;
+    void this.sweep().catch((err: unknown) => console.error("eval sweep failed:", err));
+    this.sweepTimer = setInterval(() => void this.sweep().catch((err: unknown) => console.error("eval sweep failed:", err)), intervalMs);
+    this.sweepTimer.unref?.();
+  }
+
+  /** Stops every run here, releasing the jobs so the next start (here or elsewhere) resumes them. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    const runs = [...this.runs.values()];
+    for (const run of runs) run.stop("shutdown");
+    await Promise.all(runs.map((r) => r.done));
+  }
+
+  private async row(id: string): Promise<EvalJobRow> {
+    const row = await this.store.getJob(id);
+    if (!row) throw new ApiError("eval_not_found", `no evaluation "${id}"; GET /v1/evals lists them`);
+    return row;
+  }
+
+  async view(row: EvalJobRow): Promise<EvalJob> {
+    const counts = await this.store.progress(row.id);
+    const run = this.runs.get(row.id);
+    const totalMs = row.runMs + (run ? performance.now() - run.startedAt : 0);
+    const request = EvalRequest.parse(row.request);
+    return {
+      eval_id: row.id,
+      status: row.status,
+      env_id: row.envId,
+      env_version: row.envVersion,
+      model: row.model,
+      request,
+      progress: {
+        total: row.totalRollouts,
+        done: counts.done,
+        errors: counts.errors,
+        mean_reward: counts.meanReward,
+        rollouts_per_second: totalMs > 0 ? counts.done / (totalMs / 1000) : null,
+      },
+      summary: (row.summary as EvalSummary | null) ?? null,
+      error: row.error,
+      created_at: iso(row.createdAt) as string,
+      started_at: iso(row.startedAt),
+      finished_at: iso(row.finishedAt),
+    };
+  }
+
+  async get(id: string): Promise<EvalJob> {
+    return this.view(await this.row(id));
+  }
+
+  async list(opts: { status?: EvalStatus | undefined; limit: number }): Promise<EvalJob[]> {
+    return Promise.all((await this.store.listJobs(opts)).map((row) => this.view(row)));
+  }
+
+  async cancel(id: string): Promise<EvalJob> {
+    const row = await this.row(id);
+    if (!isTerminal(row.status)) {
+      await this.store.requestCancel(id, this.clock());
+      const run = this.runs.get(id);
+      if (run) {
+        run.stop("cancel");
+        await run.done;
+      }
+      this.notify(id);
+    }
+    return this.get(id);
+  }
+
+  /** Rollouts as stored, in (row, rollout index) order, a page at a time. */
+  async results(id: string, offset: number, limit: number): Promise<EvalRollout[]> {
+    await this.row(id);
+    return this.store.rollouts(id, offset, limit);
+  }
+
+  async exists(id: string): Promise<void> {
+    await this.row(id);
+  }
+
+  /** Calls `fn` when the job changes (a rollout stored, the job ended); returns the unsubscribe. */
+  subscribe(id: string, fn: () => void): () => void {
+    const set = this.listeners.get(id) ?? new Set();
+    set.add(fn);
+    this.listeners.set(id, set);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) this.listeners.delete(id);
+    };
+  }
+
+  private notify(id: string): void {
+    for (const fn of this.listeners.get(id) ?? []) fn();
+  }
+
+  /** Runs in this process now (for tests and /health-style introspection). */
+  get activeRuns(): number {
+    return this.runs.size;
+  }
+}
+

@@ -1,0 +1,163 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import { EvalId, EvalJob, EvalJobList, EvalListQuery, EvalProgressEvent, EvalRequest, EvalResultsQuery, EvalRollout } from "../../protocol/index.js";
+import type { AppEnv } from "../context.js";
+import { isTerminal, type EvalService } from "../evals/eval-service.js";
+import { errorResponses, json } from "./responses.js";
+
+const EvalParams = z.object({ eval_id: EvalId });
+
+const createEval = createRoute({
+  method: "post",
+  path: "/v1/evals",
+  tags: ["evals"],
+  summary: "Start an evaluation job",
+  description:
+    "Runs an environment against the model endpoint configured on the server (`EDGEGYM_EVAL_BASE_URL`, `EDGEGYM_EVAL_API_KEY`: never sent back), with the options of `edgegym eval`. The job runs in the background, stores every rollout as it finishes, and survives a restart. Each job reserves `max_concurrent` of the server's concurrent model requests while it runs; past the limit the answer is 429 with Retry-After.",
+  request: { body: { required: true, content: json(EvalRequest) } },
+  responses: {
+    201: { description: "The job, queued or already running.", content: json(EvalJob) },
+    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "rate_limited", "service_unavailable", "malformed_json", "payload_too_large"),
+  },
+});
+
+const listEvals = createRoute({
+  method: "get",
+  path: "/v1/evals",
+  tags: ["evals"],
+  summary: "List evaluation jobs, newest first",
+  request: { query: EvalListQuery },
+  responses: { 200: { description: "Jobs.", content: json(EvalJobList) }, ...errorResponses() },
+});
+
+const getEval = createRoute({
+  method: "get",
+  path: "/v1/evals/{eval_id}",
+  tags: ["evals"],
+  summary: "Status and progress of a job",
+  description: "Progress counts the stored rollouts; `summary` (reward mean and std, components, pass@k, stop reasons, errors, tokens, timing, histogram) is set once the job has ended.",
+  request: { params: EvalParams },
+  responses: { 200: { description: "The job.", content: json(EvalJob) }, ...errorResponses("eval_not_found") },
+});
+
+const cancelEval = createRoute({
+  method: "post",
+  path: "/v1/evals/{eval_id}/cancel",
+  tags: ["evals"],
+  summary: "Cancel a job (idempotent)",
+  description: "Stops the job; rollouts already stored are kept and the summary covers them.",
+  request: { params: EvalParams },
+  responses: { 200: { description: "The job after cancelling.", content: json(EvalJob) }, ...errorResponses("eval_not_found") },
+});
+
+const evalEvents = createRoute({
+  method: "get",
+  path: "/v1/evals/{eval_id}/events",
+  tags: ["evals"],
+  summary: "Progress as server-sent events",
+  description:
+    "A `progress` event (data: EvalProgressEvent) now and whenever a rollout is stored, then one `done` event (data: the whole EvalJob) when the job ends, after which the stream closes. A `: keep-alive` comment comes every 15 s of silence.",
+  request: { params: EvalParams },
+  responses: {
+    200: { description: "An event stream.", content: { "text/event-stream": { schema: EvalProgressEvent } } },
+    ...errorResponses("eval_not_found"),
+  },
+});
+
+const evalResults = createRoute({
+  method: "get",
+  path: "/v1/evals/{eval_id}/results",
+  tags: ["evals"],
+  summary: "The rollouts as JSONL",
+  description: "One EvalRollout per line (the results.jsonl of `edgegym eval`, verifiers' field names), in (example_id, rollout_index) order. Readable while the job runs.",
+  request: { params: EvalParams, query: EvalResultsQuery },
+  responses: {
+    200: { description: "Rollouts, one JSON object per line.", content: { "application/x-ndjson": { schema: EvalRollout } } },
+    ...errorResponses("eval_not_found"),
+  },
+});
+
+const PAGE = 500;
+const POLL_MS = 1000;
+const MIN_GAP_MS = 200;
+const KEEP_ALIVE_MS = 15_000;
+
+export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalService): void {
+  app.openapi(createEval, async (c) => c.json(await service.create(c.req.valid("json")), 201));
+
+  app.openapi(listEvals, async (c) => {
+    const { status, limit } = c.req.valid("query");
+    return c.json({ evals: await service.list({ status, limit }) }, 200);
+  });
+
+  app.openapi(getEval, async (c) => c.json(await service.get(c.req.valid("param").eval_id), 200));
+
+  app.openapi(cancelEval, async (c) => c.json(await service.cancel(c.req.valid("param").eval_id), 200));
+
+  app.openapi(evalEvents, async (c) => {
+    const id = c.req.valid("param").eval_id;
+    await service.exists(id);
+    return streamSSE(c, async (stream) => {
+      let wake: (() => void) | null = null;
+      let aborted = false;
+      const unsubscribe = service.subscribe(id, () => wake?.());
+      stream.onAbort(() => {
+        aborted = true;
+        wake?.();
+      });
+      let last = "";
+      let lastWrite = Date.now();
+      let n = 0;
+      try {
+        while (!aborted) {
+          const job = await service.get(id);
+          const data = JSON.stringify({ eval_id: job.eval_id, status: job.status, progress: job.progress } satisfies EvalProgressEvent);
+          if (data !== last) {
+            await stream.writeSSE({ event: "progress", data, id: String(++n) });
+            last = data;
+            lastWrite = Date.now();
+          }
+          if (isTerminal(job.status)) {
+            await stream.writeSSE({ event: "done", data: JSON.stringify(job), id: String(++n) });
+            break;
+          }
+          if (Date.now() - lastWrite >= KEEP_ALIVE_MS) {
+            await stream.write(": keep-alive\n\n");
+            lastWrite = Date.now();
+          }
+          await stream.sleep(MIN_GAP_MS);
+          // Until a rollout lands here, or a poll tick (another process may be running the job).
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, POLL_MS);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = null;
+        }
+      } finally {
+        unsubscribe();
+      }
+    }) as never;
+  });
+
+  app.openapi(evalResults, async (c) => {
+    const id = c.req.valid("param").eval_id;
+    const { offset, limit } = c.req.valid("query");
+    await service.exists(id);
+    const end = limit === undefined ? Infinity : offset + limit;
+    let at = offset;
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const take = Math.min(PAGE, end - at);
+        const rows = take > 0 ? await service.results(id, at, take) : [];
+        at += rows.length;
+        if (rows.length) controller.enqueue(encoder.encode(rows.map((r) => `${JSON.stringify(r)}\n`).join("")));
+        if (rows.length < take || at >= end || take <= 0) controller.close();
+      },
+    });
+    return c.body(body, 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }) as never;
+  });
+}

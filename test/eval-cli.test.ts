@@ -1,0 +1,67 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "./support/cli-process.js";
+import { reverseLastUser, startScriptedModel, type ScriptedModelServer } from "./support/scripted-model.js";
+
+/** The CLI as a process: flags, exit codes, Ctrl-C, --resume, export-sft. */
+describe("edgegym eval (process)", () => {
+  let model: ScriptedModelServer;
+  const out = mkdtempSync(join(tmpdir(), "edgegym-cli-"));
+  beforeAll(async () => {
+    model = await startScriptedModel(async (req, n) => {
+      await new Promise((r) => setTimeout(r, 120));
+      return reverseLastUser(req, n);
+    });
+  });
+  afterAll(async () => {
+    await model.close();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  const args = (...extra: string[]) => ["eval", "reverse-text", "-m", "tiny/model", "-b", model.baseUrl, "-k", "SCRIPTED_KEY", "-n", "6", "-r", "1", "-c", "1", "-t", "64", "-o", out, "-v", ...extra];
+  const runDir = (): string => {
+    const parent = join(out, "evals", "reverse-text--tiny--model");
+    const [only] = readdirSync(parent);
+    return join(parent, only as string);
+  };
+  const rows = (): { example_id: number; rollout_index: number; error: unknown }[] =>
+    readFileSync(join(runDir(), "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+
+  it("Ctrl-C saves the finished rollouts and exits 130; --resume finishes the run", async () => {
+    const first = runCli(args(), { SCRIPTED_KEY: "sk-test" });
+    await first.waitForStderr(/rollout \d+#0 reward/, 2);
+    first.child.kill("SIGINT");
+    expect(await first.exit).toBe(130);
+    expect(first.stderr()).toMatch(/interrupted: \d\/6 rollouts saved; continue with --resume=/);
+    const saved = rows();
+    expect(saved.length).toBeGreaterThanOrEqual(2);
+    expect(saved.length).toBeLessThan(6);
+    expect(JSON.parse(readFileSync(join(runDir(), "metadata.json"), "utf8"))).toMatchObject({ status: "interrupted", completed_rollouts: saved.length });
+
+    const second = runCli(args("--resume"), { SCRIPTED_KEY: "sk-test" });
+    expect(await second.exit).toBe(0);
+    expect(second.stderr()).toMatch(new RegExp(`resuming .*: ${saved.length} rollouts done`));
+    expect(second.stdout()).toMatch(/reward {7}mean 1\.200/);
+    const all = rows();
+    expect(all.map((r) => r.example_id).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(JSON.parse(readFileSync(join(runDir(), "metadata.json"), "utf8"))).toMatchObject({ status: "completed", completed_rollouts: 6, avg_reward: expect.closeTo(1.2, 10) });
+  }, 60_000);
+
+  it("exports the run as SFT data", async () => {
+    const run = runCli(["export-sft", runDir(), "--min-reward", "1", "--best-per-example"]);
+    expect(await run.exit).toBe(0);
+    expect(run.stdout()).toMatch(/wrote 6 conversations to .*sft\.jsonl/);
+    expect(existsSync(join(runDir(), "sft.jsonl"))).toBe(true);
+  }, 30_000);
+
+  it("rejects bad flags with a message and exit 1", async () => {
+    const bad = runCli(["eval", "reverse-text", "-m", "x", "-S", "{not json"]);
+    expect(await bad.exit).toBe(1);
+    expect(bad.stderr()).toMatch(/--sampling-args is not valid JSON/);
+    const unknownEnv = runCli(["eval", "nope", "-m", "x", "-b", model.baseUrl, "-o", out]);
+    expect(await unknownEnv.exit).toBe(1);
+    expect(unknownEnv.stderr()).toMatch(/no environment "nope"/);
+  }, 30_000);
+});
