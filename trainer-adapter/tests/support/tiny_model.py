@@ -139,7 +139,7 @@ def warm_up(model: LlamaForCausalLM, examples: list[tuple[list[int], list[int]]]
         out.loss.backward()
         opt.step()
         opt.zero_grad()
-        loss_value = float(out.loss)
+        loss_value = float(out.loss.detach())
     model.eval()
     return loss_value
 
