@@ -118,20 +118,20 @@ def policy_loss(
         d = ref_logps - logps
         per_token_kl = torch.exp(d) - d - 1
         per_token = per_token + settings.beta * per_token_kl
-        kl_value = float((per_token_kl * mask).sum() / mask.sum().clamp(min=1.0))
+        kl_value = float((per_token_kl.detach() * mask).sum() / mask.sum().clamp(min=1.0))
 
     if settings.loss_type == "grpo":
         loss = ((per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()
-        logged = float(loss)
+        logged = float(loss.detach())
         loss = loss / accumulation_steps
     elif settings.loss_type == "dr_grpo":
         loss = (per_token * mask).sum() / (per_token.size(0) * settings.max_completion_length)
-        logged = float(loss)
+        logged = float(loss.detach())
         loss = loss / accumulation_steps
     elif settings.loss_type == "dapo":
         window = tokens_in_window if tokens_in_window is not None else float(mask.sum())
         loss = (per_token * mask).sum() / max(window, 1.0)
-        logged = float((per_token * mask).sum() / mask.sum().clamp(min=1.0))
+        logged = float((per_token.detach() * mask).sum() / mask.sum().clamp(min=1.0))
     else:
         raise ValueError(f"unknown loss_type {settings.loss_type!r}: use grpo, dr_grpo or dapo")
 
@@ -141,5 +141,5 @@ def policy_loss(
         high = (ratio > 1 + eps_high) & (adv > 0)
         n = mask.sum().clamp(min=1.0)
         clip_fraction = float(((low | high).to(mask.dtype) * mask).sum() / n)
-        mean_ratio = float((ratio * mask).sum() / n)
+        mean_ratio = float((ratio.detach() * mask).sum() / n)
     return LossOutput(loss=loss, policy_loss=logged, kl=kl_value, clip_fraction=clip_fraction, mean_ratio=mean_ratio)
