@@ -233,6 +233,13 @@ class ShapeCheckingVLLM:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+        async def cancel_pending():
+            for task in asyncio.all_tasks():
+                if task is not asyncio.current_task():
+                    task.cancel()
+
+        asyncio.run_coroutine_threadsafe(cancel_pending(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
 
 
