@@ -60,3 +60,41 @@ def test_grpo_raises_reward_and_resumes(server, warm_model_dir, tmp_path):
     assert resumed.version == 14
     more = resumed.train()
     assert [h["step"] for h in more] == [15, 16]
+
+
+def test_lora_with_kl_to_the_base_model(server, warm_model_dir, tmp_path):
+    """LoRA training with beta > 0: the reference is the base model (adapter disabled), only
+    adapter weights change, and the KL grows from 0 once the adapter moves."""
+    import torch
+    from safetensors.torch import load_file
+
+    config = GRPOConfig(
+        model=str(warm_model_dir),
+        server_url=server.url,
+        env_id="letter-a",
+        use_lora=True,
+        lora_r=4,
+        lora_alpha=8,
+        beta=0.05,
+        loss_type="grpo",
+        epsilon_high=0.28,
+        num_generations=4,
+        tasks_per_step=2,
+        max_steps=3,
+        learning_rate=5e-3,
+        warmup_steps=0,
+        max_tokens=3,
+        max_seq_len=96,
+        output_dir=str(tmp_path / "lora"),
+        save_steps=0,
+        progress="none",
+    )
+    trainer = GRPOTrainer(config)
+    base_before = {k: v.clone() for k, v in trainer.model.get_base_model().state_dict().items() if "lora_" not in k}
+    history = trainer.train()
+    assert [h["step"] for h in history] == [1, 2, 3]
+    assert history[0]["kl"] == 0.0 and history[-1]["kl"] > 0.0
+    base_after = {k: v for k, v in trainer.model.get_base_model().state_dict().items() if "lora_" not in k}
+    assert all(torch.equal(base_before[k], base_after[k]) for k in base_before)
+    adapter = load_file(str(tmp_path / "lora" / "checkpoint-3" / "adapter_model.safetensors"))
+    assert adapter and all("lora_" in k for k in adapter)
