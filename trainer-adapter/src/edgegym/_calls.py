@@ -1,0 +1,124 @@
+"""Every protocol operation as a transport-free description (method, path, body,
+whether it may be retried, what it returns). The sync and async clients both send
+these, so the two can never drift apart."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Generic, Iterable, TypeVar
+from urllib.parse import quote
+
+from pydantic import BaseModel
+
+from . import models as m
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    returns: type[T]
+    #: Safe to send again: the server answers a repeat the same way without applying it twice.
+    idempotent: bool
+    json: Any = None
+    params: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _seg(value: str) -> str:
+    return quote(value, safe="")
+
+
+def envs() -> Call[m.EnvList]:
+    return Call("GET", "/v1/envs", m.EnvList, idempotent=True)
+
+
+def env(env_id: str) -> Call[m.EnvInfo]:
+    return Call("GET", f"/v1/envs/{_seg(env_id)}", m.EnvInfo, idempotent=True)
+
+
+def examples(env_id: str, split: str, offset: int, limit: int) -> Call[m.ExamplePage]:
+    return Call(
+        "GET",
+        f"/v1/envs/{_seg(env_id)}/examples",
+        m.ExamplePage,
+        idempotent=True,
+        params={"split": split, "offset": offset, "limit": limit},
+    )
+
+
+def reset(
+    env_id: str,
+    *,
+    split: str | None,
+    index: int | None,
+    seed: int | None,
+    args: dict[str, Any] | None,
+    ttl_seconds: int | None,
+    metadata: dict[str, Any] | None,
+    idempotency_key: str | None,
+) -> Call[m.ResetResponse]:
+    body = m.ResetRequest(split=split, index=index, seed=seed, args=args, ttl_seconds=ttl_seconds, metadata=metadata)
+    # One key per logical reset, made before the first attempt: every retry carries it,
+    # so a reset whose reply was lost comes back as the same episode, never a second one.
+    key = idempotency_key or f"edgegym-py-{uuid.uuid4().hex}"
+    return Call(
+        "POST",
+        f"/v1/envs/{_seg(env_id)}/episodes",
+        m.ResetResponse,
+        idempotent=True,
+        json=body.model_dump(exclude_none=True),
+        headers={"Idempotency-Key": key},
+    )
+
+
+def step(episode_id: str, turn: int, message: m.AssistantMessage | dict[str, Any]) -> Call[m.StepResponse]:
+    msg = message if isinstance(message, m.AssistantMessage) else m.AssistantMessage.model_validate(message)
+    body = m.StepRequest(turn=turn, message=msg)
+    # The turn makes a repeat safe: the server answers a step it already applied with the
+    # stored reply, byte for byte.
+    return Call(
+        "POST",
+        f"/v1/episodes/{_seg(episode_id)}/step",
+        m.StepResponse,
+        idempotent=True,
+        json=body.model_dump(exclude_none=True),
+    )
+
+
+def score(episode_id: str) -> Call[m.ScoreResponse]:
+    return Call("POST", f"/v1/episodes/{_seg(episode_id)}/score", m.ScoreResponse, idempotent=True)
+
+
+def episode(episode_id: str) -> Call[m.Episode]:
+    return Call("GET", f"/v1/episodes/{_seg(episode_id)}", m.Episode, idempotent=True)
+
+
+def close(episode_id: str) -> Call[m.CloseResponse]:
+    return Call("DELETE", f"/v1/episodes/{_seg(episode_id)}", m.CloseResponse, idempotent=True)
+
+
+def score_completions(
+    env_id: str,
+    items: Iterable[m.ScoreItem | dict[str, Any]],
+    *,
+    args: dict[str, Any] | None,
+    scale_advantages: bool,
+) -> Call[m.ScoreCompletionsResponse]:
+    parsed = [i if isinstance(i, m.ScoreItem) else m.ScoreItem.model_validate(i) for i in items]
+    body = m.ScoreCompletionsRequest(items=parsed, args=args, scale_advantages=scale_advantages)
+    # Stateless and pure: repeating it changes nothing on the server.
+    return Call(
+        "POST",
+        f"/v1/envs/{_seg(env_id)}/score",
+        m.ScoreCompletionsResponse,
+        idempotent=True,
+        json=body.model_dump(exclude_none=True),
+    )
+
+
+def health() -> Call[m.Health]:
+    return Call("GET", "/health", m.Health, idempotent=True)

@@ -1,0 +1,375 @@
+"""The wire protocol (v1) as pydantic models, one per schema in the server's
+``openapi/openapi.json`` (``components.schemas``). A test checks every schema's
+properties and required fields against these models, so a protocol change on the
+server fails the Python tests until the models follow.
+
+Request bodies forbid unknown fields, as the server does. Response bodies ignore
+fields they do not know, so a newer server with additive changes still parses.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+Split = Literal["train", "eval"]
+EpisodeStatus = Literal["active", "done", "closed", "expired"]
+ErrorCode = Literal[
+    "invalid_request",
+    "malformed_json",
+    "unauthorized",
+    "route_not_found",
+    "env_not_found",
+    "episode_not_found",
+    "eval_not_found",
+    "turn_conflict",
+    "episode_done",
+    "episode_closed",
+    "idempotency_key_reused",
+    "episode_expired",
+    "payload_too_large",
+    "invalid_env_args",
+    "task_out_of_range",
+    "invalid_message",
+    "env_unavailable",
+    "rate_limited",
+    "internal_error",
+    "service_unavailable",
+]
+
+
+class TextPart(BaseModel):
+    """A text content part (the array form of ``content``)."""
+
+    type: Literal["text"]
+    text: str
+
+
+MessageContent = Union[str, list[TextPart]]
+
+
+def content_text(content: MessageContent | None) -> str:
+    """The text of a message's content, joining text parts; None reads as ""."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.text for part in content)
+
+
+class ToolCallFunction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    arguments: str = Field(description="Arguments as a JSON-encoded object, exactly as the model wrote them.")
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1)
+    type: Literal["function"] = "function"
+    function: ToolCallFunction
+
+
+class SystemMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["system"] = "system"
+    content: MessageContent
+    name: str | None = None
+
+
+class UserMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user"] = "user"
+    content: MessageContent
+    name: str | None = None
+
+
+class AssistantMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["assistant"] = "assistant"
+    content: MessageContent | None = None
+    tool_calls: list[ToolCall] | None = None
+    name: str | None = None
+    reasoning_content: str | None = None
+
+
+class ToolMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["tool"] = "tool"
+    content: MessageContent
+    tool_call_id: str = Field(min_length=1)
+    name: str | None = None
+
+
+ChatMessage = Annotated[
+    Union[SystemMessage, UserMessage, AssistantMessage, ToolMessage],
+    Field(discriminator="role"),
+]
+
+
+class ToolFunction(BaseModel):
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any]
+    strict: bool | None = None
+
+
+class ToolDefinition(BaseModel):
+    """An OpenAI function tool, ready to pass as ``tools`` to a chat template."""
+
+    type: Literal["function"] = "function"
+    function: ToolFunction
+
+
+# --- environments -----------------------------------------------------------------
+
+
+class RubricComponentInfo(_Response):
+    name: str
+    weight: float
+    description: str | None = None
+    group: bool
+
+
+class SplitSizes(_Response):
+    train: int | None
+    eval: int | None
+
+
+class EnvInfo(_Response):
+    id: str
+    version: str
+    description: str
+    kind: Literal["single_turn", "multi_turn", "tool"]
+    args_schema: dict[str, Any]
+    tools: list[ToolDefinition]
+    max_turns: int
+    splits: SplitSizes
+    rubric: list[RubricComponentInfo]
+    system_prompt: str | None
+    answer_format: str | None
+
+
+class EnvList(_Response):
+    envs: list[EnvInfo]
+
+
+class Example(_Response):
+    index: int
+    split: Split
+    prompt: list[ChatMessage]
+    answer: str | None
+    info: dict[str, Any]
+
+
+class ExamplePage(_Response):
+    examples: list[Example]
+    offset: int
+    limit: int
+    total: int | None
+
+
+# --- episodes ---------------------------------------------------------------------
+
+
+class ResetRequest(_Request):
+    split: Split | None = None
+    index: int | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
+    args: dict[str, Any] | None = None
+    ttl_seconds: int | None = Field(default=None, ge=1)
+    metadata: dict[str, Any] | None = None
+
+
+class ResetResponse(_Response):
+    episode_id: str
+    env_id: str
+    env_version: str
+    split: Split
+    index: int
+    seed: int
+    turn: int
+    messages: list[ChatMessage]
+    tools: list[ToolDefinition]
+    done: bool
+    max_turns: int
+    expires_at: str
+
+
+class StepRequest(_Request):
+    turn: int = Field(ge=0)
+    message: AssistantMessage
+
+
+class StepResponse(_Response):
+    episode_id: str
+    turn: int
+    messages: list[ChatMessage]
+    done: bool
+    stop_reason: str | None
+    truncated: bool
+    expires_at: str
+
+
+class ScoreComponent(_Response):
+    name: str
+    weight: float
+    score: float
+    error: str | None = None
+
+
+class Score(_Response):
+    reward: float
+    components: list[ScoreComponent]
+    metrics: dict[str, float]
+
+
+class ScoreResponse(_Response):
+    episode_id: str
+    score: Score
+    scored_at: str
+
+
+class Episode(_Response):
+    episode_id: str
+    env_id: str
+    env_version: str
+    split: Split
+    index: int
+    seed: int
+    args: dict[str, Any]
+    status: EpisodeStatus
+    turn: int
+    max_turns: int
+    done: bool
+    stop_reason: str | None
+    truncated: bool
+    error: str | None
+    messages: list[ChatMessage]
+    tools: list[ToolDefinition]
+    score: Score | None
+    metadata: dict[str, Any]
+    created_at: str
+    updated_at: str
+    expires_at: str
+
+
+class CloseResponse(_Response):
+    episode_id: str
+    status: EpisodeStatus
+
+
+# --- stateless scoring ------------------------------------------------------------
+
+
+class ScoreItem(_Request):
+    prompt: str | list[ChatMessage]
+    completion: str | list[ChatMessage]
+    answer: str | None = None
+    info: dict[str, Any] | None = None
+    group: str | None = None
+
+
+class ScoreCompletionsRequest(_Request):
+    items: list[ScoreItem] = Field(min_length=1, max_length=1024)
+    args: dict[str, Any] | None = None
+    scale_advantages: bool = False
+
+
+class ScoredItem(_Response):
+    index: int
+    group: str | None
+    score: Score
+    advantage: float | None
+
+
+class GroupStats(_Response):
+    group: str
+    size: int
+    mean: float
+    std: float
+
+
+class ScoreCompletionsResponse(_Response):
+    env_id: str
+    results: list[ScoredItem]
+    groups: list[GroupStats]
+
+
+class Health(_Response):
+    status: Literal["ok"]
+    version: str
+    runtime: str
+
+
+class ErrorDetail(_Response):
+    code: str
+    message: str
+    request_id: str
+    details: Any = None
+
+
+class ErrorBody(_Response):
+    error: ErrorDetail
+
+
+#: The OpenAPI component each model stands for (the schema-match test reads this).
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    "Health": Health,
+    "EnvList": EnvList,
+    "EnvInfo": EnvInfo,
+    "ToolDefinition": ToolDefinition,
+    "RubricComponentInfo": RubricComponentInfo,
+    "Error": ErrorBody,
+    "ExamplePage": ExamplePage,
+    "Example": Example,
+    "SystemMessage": SystemMessage,
+    "UserMessage": UserMessage,
+    "AssistantMessage": AssistantMessage,
+    "ToolCall": ToolCall,
+    "ToolMessage": ToolMessage,
+    "ResetResponse": ResetResponse,
+    "ResetRequest": ResetRequest,
+    "StepResponse": StepResponse,
+    "StepRequest": StepRequest,
+    "Episode": Episode,
+    "Score": Score,
+    "ScoreComponent": ScoreComponent,
+    "CloseResponse": CloseResponse,
+    "ScoreResponse": ScoreResponse,
+    "ScoreCompletionsResponse": ScoreCompletionsResponse,
+    "ScoredItem": ScoredItem,
+    "GroupStats": GroupStats,
+    "ScoreCompletionsRequest": ScoreCompletionsRequest,
+    "ScoreItem": ScoreItem,
+}
+
+#: Schemas that are unions of models rather than objects: each member is checked.
+SCHEMA_UNIONS: dict[str, tuple[type[BaseModel], ...]] = {
+    "ChatMessage": (SystemMessage, UserMessage, AssistantMessage, ToolMessage),
+}
+
+#: Nested objects inside a schema that have their own model here: (schema, property) -> model.
+NESTED_MODELS: dict[tuple[str, str], type[BaseModel]] = {
+    ("EnvInfo", "splits"): SplitSizes,
+    ("ToolDefinition", "function"): ToolFunction,
+    ("ToolCall", "function"): ToolCallFunction,
+    ("Error", "error"): ErrorDetail,
+}
+
+
+def message_dict(message: Any) -> dict[str, Any]:
+    """A message as the JSON object the server and chat templates expect (no null fields)."""
+    if isinstance(message, BaseModel):
+        return message.model_dump(exclude_none=True)
+    return {k: v for k, v in dict(message).items() if v is not None}

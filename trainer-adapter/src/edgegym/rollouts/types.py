@@ -1,0 +1,119 @@
+"""Rollouts as the trainer consumes them: exact tokens, logprobs, the environment mask, the score."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class TaskRef:
+    """Which task a group runs: every rollout of a group resets with the same index and seed."""
+
+    index: int | None
+    seed: int | None
+    split: str = "train"
+
+    @property
+    def group_id(self) -> str:
+        return f"{self.split}:{self.index}:{self.seed}"
+
+
+@dataclass
+class Rollout:
+    """One episode.
+
+    ``prompt_ids`` are the opening messages as the model saw them. ``completion_ids``
+    are everything after: the model's tokens of each turn, and between turns the
+    environment's tokens. ``env_mask`` is 1 on model tokens and 0 on environment
+    tokens, so the loss never trains on environment text; ``logprobs`` are the
+    sampling logprobs of model tokens (0.0 on environment tokens).
+    """
+
+    env_id: str
+    task: TaskRef
+    episode_id: str | None = None
+    index: int | None = None
+    seed: int | None = None
+    prompt_ids: list[int] = field(default_factory=list)
+    completion_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    env_mask: list[int] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 0
+    reward: float | None = None
+    components: dict[str, float] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    advantage: float = 0.0
+    #: The episode stopped on a limit (turns, context) rather than finishing.
+    truncated: bool = False
+    #: The last model turn was cut by max_tokens or the context limit (no stop token).
+    completion_truncated: bool = False
+    stop_reason: str | None = None
+    #: Why the rollout failed; a failed rollout has no reward and is left out of training.
+    error: str | None = None
+    #: The policy version that generated it (the trainer's optimizer step count then).
+    policy_version: int = 0
+    #: Spans of model turns in completion_ids: (start, end) per turn.
+    turn_spans: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.reward is not None
+
+    @property
+    def model_tokens(self) -> int:
+        return sum(self.env_mask)
+
+
+@dataclass
+class RolloutGroup:
+    """num_generations rollouts of one task, with GRPO advantages over the ones that succeeded."""
+
+    task: TaskRef
+    rollouts: list[Rollout]
+
+    @property
+    def rewards(self) -> list[float | None]:
+        return [r.reward for r in self.rollouts]
+
+    @property
+    def failed(self) -> list[Rollout]:
+        return [r for r in self.rollouts if not r.ok]
+
+
+ScaleRewards = Literal["group", "batch", "none"]
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    n = len(values)
+    mean = sum(values) / n
+    # Bessel-corrected, as TRL's GRPOTrainer (v1.16, trl/trainer/utils.py nanstd) computes it.
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return mean, math.sqrt(var)
+
+
+def assign_advantages(groups: list[RolloutGroup], scale: ScaleRewards = "group", eps: float = 1e-4) -> None:
+    """GRPO advantages: reward minus its group's mean, divided by a std (+eps) unless ``scale == "none"``.
+
+    Follows TRL v1.16 ``GRPOTrainer._generate_and_score_completions``: ``"group"``
+    divides by the group's std, ``"batch"`` by the whole batch's. Failed rollouts get
+    advantage 0 and do not count in their group's statistics.
+    """
+    batch = [r.reward for g in groups for r in g.rollouts if r.ok]
+    batch_std = _mean_std(batch)[1] if len(batch) > 1 else 0.0  # type: ignore[arg-type]
+    for group in groups:
+        ok = [r for r in group.rollouts if r.ok]
+        for r in group.rollouts:
+            r.advantage = 0.0
+        if not ok:
+            continue
+        mean, std = _mean_std([r.reward for r in ok])  # type: ignore[misc]
+        for r in ok:
+            adv = r.reward - mean  # type: ignore[operator]
+            if scale == "group":
+                adv = adv / (std + eps)
+            elif scale == "batch":
+                adv = adv / (batch_std + eps)
+            r.advantage = adv

@@ -1,0 +1,282 @@
+"""The client against the real server: round trips, error codes, retries that never double-apply,
+and the pydantic models checked against the checked-in OpenAPI document."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from edgegym import AsyncClient, Client, EdgegymError, RetryPolicy, models
+from edgegym._retry import parse_retry_after
+
+from support.server import REPO, EdgegymServer
+
+FAST = RetryPolicy(max_attempts=5, initial_backoff=0.01, max_backoff=0.05, deadline=10)
+
+
+def test_round_trip(server):
+    with Client(server.url) as gym:
+        assert gym.health().status == "ok"
+        ids = [e.id for e in gym.envs().envs]
+        assert {"letter-a", "guess-number", "calculator", "reverse-text"} <= set(ids)
+        calc = gym.env("calculator")
+        assert calc.kind == "tool" and calc.tools[0].function.name == "add"
+        page = gym.examples("reverse-text", split="train", offset=2, limit=3)
+        assert [e.index for e in page.examples] == [2, 3, 4] and page.total is not None
+
+        ep = gym.reset("calculator", index=5, seed=9, metadata={"run": "t"})
+        assert ep.turn == 0 and ep.index == 5 and ep.seed == 9 and ep.tools
+        call = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": json.dumps({"a": 2, "b": 3})}}
+        step = gym.step(ep.episode_id, 0, {"role": "assistant", "content": None, "tool_calls": [call]})
+        assert step.turn == 1 and not step.done
+        assert isinstance(step.messages[0], models.ToolMessage) and step.messages[0].content == "5"
+        done = gym.step(ep.episode_id, 1, models.AssistantMessage(content="The sum is 5."))
+        assert done.done and done.stop_reason == "no_tool_calls"
+        scored = gym.score(ep.episode_id)
+        assert {c.name for c in scored.score.components} == {"correct", "tool_calls"}
+        assert scored.score.metrics["tool_calls"] == 1
+        full = gym.episode(ep.episode_id)
+        assert full.metadata == {"run": "t"} and full.score is not None and len(full.messages) == len(ep.messages) + 3
+        assert gym.close(ep.episode_id).status in ("closed", "done")
+
+        result = gym.score_completions(
+            "letter-a",
+            [{"prompt": "Pick", "completion": "A", "group": "g"}, {"prompt": "Pick", "completion": "B", "group": "g"}],
+            scale_advantages=False,
+        )
+        assert [r.score.reward for r in result.results] == [1.0, 0.0]
+        assert [r.advantage for r in result.results] == [0.5, -0.5]
+
+
+def test_async_client_same_methods(server):
+    async def main():
+        async with AsyncClient(server.url) as gym:
+            ep = await gym.reset("guess-number", index=3, seed=3)
+            step = await gym.step(ep.episode_id, 0, {"role": "assistant", "content": "5"})
+            assert step.turn == 1
+            eps = await asyncio.gather(*[gym.reset("letter-a", index=i) for i in range(8)])
+            assert len({e.episode_id for e in eps}) == 8
+            return await gym.score(ep.episode_id)
+
+    assert asyncio.run(main()).score.reward in (0.0, 1.0)
+
+
+def test_error_codes(server):
+    with Client(server.url, retry=FAST) as gym:
+        with pytest.raises(EdgegymError) as err:
+            gym.env("nope")
+        assert err.value.status == 404 and err.value.code == "env_not_found" and err.value.request_id
+        with pytest.raises(EdgegymError) as err:
+            gym.step("ep_missing", 0, {"role": "assistant", "content": "x"})
+        assert (err.value.status, err.value.code) == (404, "episode_not_found")
+        with pytest.raises(EdgegymError) as err:
+            gym.reset("reverse-text", index=10_000)
+        assert (err.value.status, err.value.code) == (422, "task_out_of_range")
+        with pytest.raises(EdgegymError) as err:
+            gym.reset("letter-a", args={"unknown": 1})
+        assert (err.value.status, err.value.code) == (422, "invalid_env_args")
+
+        ep = gym.reset("guess-number", index=1, seed=1)
+        gym.step(ep.episode_id, 0, {"role": "assistant", "content": "1"})
+        with pytest.raises(EdgegymError) as err:  # a different message at a turn already taken
+            gym.step(ep.episode_id, 0, {"role": "assistant", "content": "2"})
+        assert (err.value.status, err.value.code) == (409, "turn_conflict")
+        with pytest.raises(EdgegymError) as err:
+            gym.reset("letter-a", index=1, idempotency_key="k-1")
+            gym.reset("letter-a", index=2, idempotency_key="k-1")
+        assert (err.value.status, err.value.code) == (409, "idempotency_key_reused")
+
+
+def test_auth_error(tmp_path):
+    with EdgegymServer(tmp_path, env_module=False, api_keys="sk-test") as srv:
+        with pytest.raises(EdgegymError) as err:
+            Client(srv.url).envs()
+        assert (err.value.status, err.value.code) == (401, "unauthorized")
+        assert Client(srv.url, api_key="sk-test").envs().envs
+
+
+class FaultyProxy:
+    """Forwards to the real server, but drops the first reply of chosen requests after the
+    server has handled them (the client sees a broken connection or a 503 with
+    Retry-After), the way a lost response looks on a real network."""
+
+    def __init__(self, target: str, mode: str):
+        self.target = target
+        self.mode = mode  # "drop" or "503"
+        self.seen: dict[str, int] = {}
+        self.forwarded: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _handle(self):
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else None
+                key = f"{self.command} {self.path.split('?')[0]}"
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
+                resp = httpx.request(self.command, proxy.target + self.path, content=body, headers=headers)
+                proxy.forwarded.append(key)
+                n = proxy.seen.get(key, 0)
+                proxy.seen[key] = n + 1
+                if n == 0 and self.command == "POST":
+                    if proxy.mode == "drop":
+                        self.close_connection = True
+                        self.connection.shutdown(2)
+                        return
+                    self.send_response(503)
+                    self.send_header("Retry-After", "0.05")
+                    self.send_header("Content-Type", "application/json")
+                    payload = json.dumps({"error": {"code": "service_unavailable", "message": "try again", "request_id": "req_proxy"}}).encode()
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                self.send_response(resp.status_code)
+                for k, v in resp.headers.items():
+                    if k.lower() not in ("content-length", "transfer-encoding", "connection", "content-encoding"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(resp.content)))
+                self.end_headers()
+                self.wfile.write(resp.content)
+
+            do_GET = do_POST = do_DELETE = _handle
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.parametrize("mode", ["drop", "503"])
+def test_retries_do_not_double_apply(server, mode):
+    with FaultyProxy(server.url, mode) as proxy, Client(proxy.url, retry=FAST) as gym:
+        ep = gym.reset("calculator", index=2, seed=2)  # first reply lost: the retry must return the same episode
+        assert proxy.forwarded.count("POST /v1/envs/calculator/episodes") == 2
+        call = {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 1}'}}
+        step = gym.step(ep.episode_id, 0, {"role": "assistant", "content": None, "tool_calls": [call]})
+        assert proxy.forwarded.count(f"POST /v1/episodes/{ep.episode_id}/step") == 2
+        assert step.turn == 1
+        gym.step(ep.episode_id, 1, {"role": "assistant", "content": "2"})
+        score = gym.score(ep.episode_id)
+    with Client(server.url) as direct:
+        full = direct.episode(ep.episode_id)
+    # Reset applied once (the transcript has one opening), the tool ran once, two assistant turns.
+    assert full.turn == 2
+    assert [m.role for m in full.messages].count("assistant") == 2
+    assert score.score.metrics["tool_calls"] == 1
+    assert full.score is not None and full.score.metrics["tool_calls"] == 1
+
+
+def test_retry_gives_up_on_deadline_and_honours_retry_after():
+    hits: list[float] = []
+
+    class Busy(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            hits.append(time.monotonic())
+            payload = b'{"error":{"code":"rate_limited","message":"slow down","request_id":"req_1"}}'
+            self.send_response(429)
+            self.send_header("Retry-After", "0.2")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Busy)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        gym = Client(f"http://127.0.0.1:{httpd.server_address[1]}", retry=RetryPolicy(max_attempts=10, deadline=0.7))
+        with pytest.raises(EdgegymError) as err:
+            gym.envs()
+        assert err.value.status == 429 and err.value.code == "rate_limited" and err.value.retry_after == pytest.approx(0.2)
+        gaps = [b - a for a, b in zip(hits, hits[1:])]
+        assert 2 <= len(hits) <= 4 and all(g >= 0.19 for g in gaps)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == pytest.approx(10.0)
+
+
+def test_network_error_is_edgegym_error():
+    gym = Client("http://127.0.0.1:9", retry=RetryPolicy(max_attempts=2, initial_backoff=0.01, deadline=2))
+    with pytest.raises(EdgegymError) as err:
+        gym.health()
+    assert err.value.status is None and err.value.code == "network_error"
+
+
+# --- the models match openapi/openapi.json -----------------------------------------------------------
+
+
+def _aliases(model):
+    return {f.alias or name for name, f in model.model_fields.items()}
+
+
+def _required(model):
+    return {f.alias or name for name, f in model.model_fields.items() if f.is_required()}
+
+
+def _check_object(name, schema, model, problems):
+    props = set(schema.get("properties", {}))
+    if props != _aliases(model):
+        problems.append(f"{name}: properties {sorted(props)} vs {model.__name__} fields {sorted(_aliases(model))}")
+    required = set(schema.get("required", []))
+    # A field the server always sends may be optional in a request model when it has a default there.
+    model_required = _required(model)
+    if not model_required <= required:
+        problems.append(f"{name}: {model.__name__} requires {sorted(model_required - required)} that the schema does not")
+    if issubclass(model, models._Response) and required - model_required - _defaults_none(model):
+        problems.append(f"{name}: schema requires {sorted(required - model_required)} but {model.__name__} makes them optional")
+
+
+def _defaults_none(model):
+    return {n for n, f in model.model_fields.items() if not f.is_required()}
+
+
+def test_models_match_openapi():
+    doc = json.loads((REPO / "openapi" / "openapi.json").read_text())
+    schemas = doc["components"]["schemas"]
+    problems: list[str] = []
+    for name, schema in schemas.items():
+        if name in models.SCHEMA_UNIONS:
+            refs = {s["$ref"].split("/")[-1] for s in schema.get("oneOf", schema.get("anyOf", []))}
+            members = {m.__name__ for m in models.SCHEMA_UNIONS[name]}
+            if refs != members:
+                problems.append(f"{name}: union of {sorted(refs)} vs {sorted(members)}")
+            continue
+        model = models.SCHEMA_MODELS.get(name)
+        if model is None:
+            problems.append(f"schema {name} has no pydantic model: add it to edgegym/models.py and SCHEMA_MODELS")
+            continue
+        _check_object(name, schema, model, problems)
+        for (owner, prop), nested in models.NESTED_MODELS.items():
+            if owner == name:
+                _check_object(f"{name}.{prop}", schema["properties"][prop], nested, problems)
+    assert not problems, "\n".join(problems)
+    # Every documented error code is one the models know.
+    codes = set(schemas["Error"]["properties"]["error"]["properties"]["code"]["enum"])
+    assert codes == set(models.ErrorCode.__args__)
+
+
+def test_models_parse_the_documents_examples():
+    doc = json.loads((Path(REPO) / "openapi" / "openapi.json").read_text())
+    for name, schema in doc["components"]["schemas"].items():
+        if "example" in schema and name in models.SCHEMA_MODELS:
+            models.SCHEMA_MODELS[name].model_validate(schema["example"])

@@ -1,0 +1,55 @@
+"""TRL's real GRPOTrainer (from PyPI) training two steps on CPU with edgegym rollouts."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+trl = pytest.importorskip("trl")
+
+
+def test_trl_grpo_trainer_with_edgegym_rollout_func(server, warm_model_dir, tokenizer, tmp_path):
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from transformers import AutoModelForCausalLM
+    from trl import GRPOConfig, GRPOTrainer
+
+    from edgegym.trl import EdgegymRolloutFunc, component_reward, edgegym_dataset, edgegym_reward
+
+    dataset = edgegym_dataset(server.url, "guess-number", n=8)
+    rollout_func = EdgegymRolloutFunc(server.url, "guess-number", max_seq_len=256)
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "trl"),
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=6,
+        max_steps=2,
+        learning_rate=1e-3,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        save_strategy="no",
+        reward_weights=[1.0, 0.0],
+        seed=0,
+    )
+    trainer = GRPOTrainer(
+        model=AutoModelForCausalLM.from_pretrained(warm_model_dir),
+        reward_funcs=[edgegym_reward, component_reward("guesses")],
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        rollout_func=rollout_func,
+    )
+    trainer.train()
+    assert trainer.state.global_step == 2
+    logged = [h for h in trainer.state.log_history if "loss" in h]
+    assert len(logged) == 2
+    assert all("rewards/edgegym_reward/mean" in h and "rewards/edgegym_guesses/mean" in h for h in logged)
+    # The last batch: multi-turn episodes whose environment tokens were masked out of the loss.
+    rollouts = rollout_func.last_rollouts
+    assert len(rollouts) == 4 and all(r.ok for r in rollouts)
+    assert any(0 in r.env_mask for r in rollouts), "expected at least one multi-turn episode in the batch"
+    # TRL counted only model tokens as completion length (env_mask honoured).
+    lengths = [h["completions/mean_length"] for h in logged]
+    assert lengths[-1] == pytest.approx(sum(sum(r.env_mask) for r in rollouts) / 4)
