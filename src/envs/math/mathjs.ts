@@ -52,9 +52,11 @@ import {
 
 /**
  * mathjs instances, built on first use from only the functions the equivalence checker
- * and the calculator can evaluate. `create(all)` would build every one of mathjs's ~700
- * functions (about 100 ms on first use, and all of mathjs plus seedrandom in the Worker
- * bundle); the `*Dependencies` imports below carry just these and what they need.
+ * and the calculator can evaluate. `create(all)` registers all of mathjs's ~700 factories
+ * (built lazily, but units and all included) and puts all of mathjs plus seedrandom in the
+ * Worker bundle; the `*Dependencies` imports below carry just these and what they need,
+ * which halves the first use (`npm run bench:mathjs`) and the mathjs part of the bundle.
+ * Do not import mathjs lazily with import(): esbuild then stops tree-shaking it.
  *
  * - `floatMath`: plain IEEE doubles (and complex results, e.g. sqrt(-1)), for evaluating
  *   expressions at sample points and the calculator.
