@@ -18,15 +18,19 @@ export interface WorkerBundle {
   code: string;
   rawBytes: number;
   gzipBytes: number;
-  /** Every source file esbuild put in the bundle (paths relative to the working directory) and its size before bundling. */
-  inputs: { path: string; bytes: number }[];
+  /**
+   * Every source file esbuild read (paths relative to the working directory), its size
+   * before bundling and how many bytes of it are left in the bundle after tree-shaking
+   * (0 for a module read and dropped whole).
+   */
+  inputs: { path: string; bytes: number; bytesInOutput: number }[];
   /** Modules the bundle still imports at run time (must be none but `cloudflare:*`). */
   externalImports: string[];
 }
 
 interface Metafile {
   inputs: Record<string, { bytes: number }>;
-  outputs: Record<string, { imports: { path: string }[] }>;
+  outputs: Record<string, { imports: { path: string }[]; inputs: Record<string, { bytesInOutput: number }> }>;
 }
 
 /** Builds the Worker exactly as `wrangler deploy` would, without uploading (`--dry-run --outdir`). */
@@ -51,7 +55,11 @@ export async function buildWorkerBundle(outdir = mkdtempSync(join(tmpdir(), "edg
     rawBytes: Buffer.byteLength(code),
     // zlib's default level: the figure wrangler prints as "gzip" on upload.
     gzipBytes: gzipSync(code).length,
-    inputs: Object.entries(meta.inputs).map(([path, { bytes }]) => ({ path, bytes })),
+    inputs: Object.entries(meta.inputs).map(([path, { bytes }]) => ({
+      path,
+      bytes,
+      bytesInOutput: Object.values(meta.outputs).reduce((sum, o) => sum + (o.inputs[path]?.bytesInOutput ?? 0), 0),
+    })),
     externalImports: Object.values(meta.outputs).flatMap((o) => o.imports.map((i) => i.path)),
   };
 }

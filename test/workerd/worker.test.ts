@@ -46,6 +46,27 @@ describe("the Worker entry over D1", () => {
   });
 });
 
+describe("the mathjs-based environments in workerd", () => {
+  // The checker and the calculator build their mathjs instances here, inside the runtime,
+  // from the bundle that has no Node module (not even the `crypto` seedrandom once asked for).
+  it("scores a math answer with the equivalence checker", async () => {
+    const reset = await call(worker, env, "POST", "/v1/envs/math/episodes", { seed: 7 });
+    expect(reset.json.messages.at(-1).content).toBe("Compute 19 × (9 - 15).");
+    const id = reset.json.episode_id;
+    await call(worker, env, "POST", `/v1/episodes/${id}/step`, { turn: 0, message: { role: "assistant", content: "<answer>\\boxed{-\\frac{228}{2}}</answer>" } });
+    const score = await call(worker, env, "POST", `/v1/episodes/${id}/score`);
+    expect(score.json.score.reward).toBeCloseTo(1.1, 10);
+  });
+
+  it("runs a tool-math calculator call during a step", async () => {
+    const reset = await call(worker, env, "POST", "/v1/envs/tool-math/episodes", { seed: 11 });
+    const expression = "(4682 + 4613 + 6417 + 3065 + 1802 + 1707 + 4860 + 9853) / 8";
+    const toolCall = { id: "call_1", type: "function", function: { name: "calculator", arguments: JSON.stringify({ expression }) } };
+    const step = await call(worker, env, "POST", `/v1/episodes/${reset.json.episode_id}/step`, { turn: 0, message: { role: "assistant", content: null, tool_calls: [toolCall] } });
+    expect(step.json.messages).toEqual([{ role: "tool", tool_call_id: "call_1", content: "4624.875" }]);
+  });
+});
+
 describe("an environment that runs only on Node", () => {
   const nodeOnly = singleTurnEnv({
     id: "node-only-test",

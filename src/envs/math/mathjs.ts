@@ -1,25 +1,171 @@
-import { all, create, type MathJsInstance } from "mathjs";
+import {
+  absDependencies,
+  acosDependencies,
+  addDependencies,
+  asinDependencies,
+  atan2Dependencies,
+  atanDependencies,
+  cbrtDependencies,
+  ceilDependencies,
+  cosDependencies,
+  cotDependencies,
+  create,
+  cscDependencies,
+  divideDependencies,
+  eDependencies,
+  evaluateDependencies,
+  expDependencies,
+  factorialDependencies,
+  fixDependencies,
+  floorDependencies,
+  formatDependencies,
+  gcdDependencies,
+  hypotDependencies,
+  iDependencies,
+  InfinityDependencies,
+  lcmDependencies,
+  log10Dependencies,
+  log2Dependencies,
+  logDependencies,
+  maxDependencies,
+  minDependencies,
+  modDependencies,
+  multiplyDependencies,
+  nthRootDependencies,
+  parseDependencies,
+  phiDependencies,
+  piDependencies,
+  powDependencies,
+  roundDependencies,
+  secDependencies,
+  signDependencies,
+  sinDependencies,
+  sqrtDependencies,
+  subtractDependencies,
+  tanDependencies,
+  tauDependencies,
+  unaryMinusDependencies,
+  unaryPlusDependencies,
+  type FactoryFunctionMap,
+  type MathJsInstance,
+} from "mathjs";
 
 /**
- * mathjs instances, built on first use (creating one costs a few milliseconds, which a
- * Worker should not pay at start-up for environments it may never run).
+ * mathjs instances, built on first use from only the functions the equivalence checker
+ * and the calculator can evaluate. `create(all)` registers all of mathjs's ~700 factories
+ * (built lazily, but units and all included) and puts all of mathjs plus seedrandom in the
+ * Worker bundle; the `*Dependencies` imports below carry just these and what they need,
+ * which halves the first use (`npm run bench:mathjs`) and the mathjs part of the bundle.
+ * Do not import mathjs lazily with import(): esbuild then stops tree-shaking it.
  *
- * - `floatMath`: plain IEEE doubles, for evaluating expressions at sample points.
- * - `decimalMath`: BigNumber mode, so a literal like 0.1 or 1.5e3 parses to an exact
- *   decimal that `Rational` can take over without rounding.
+ * - `floatMath`: plain IEEE doubles (and complex results, e.g. sqrt(-1)), for evaluating
+ *   expressions at sample points and the calculator.
+ * - `decimalMath`: BigNumber mode, only for parsing, so a literal like 0.1 or 1.5e3 parses
+ *   to an exact decimal that `Rational` can take over without rounding.
+ *
+ * A compiled expression looks every function and constant up in its instance, so a name
+ * missing here fails at evaluation ("Undefined function"), where the checker falls back
+ * to comparing text. The lists must therefore cover:
+ * - the checker (`KNOWN_NAMES` in scalar.ts, the only names `fixIdentifiers` lets through
+ *   whole; every other identifier becomes single-letter variables, which the sample scope
+ *   binds): sqrt nthRoot cbrt log log10 log2 exp abs sin cos tan sec csc cot asin acos atan,
+ *   the constants pi e i Infinity;
+ * - the calculator's whitelist (`CALCULATOR_FUNCTIONS`, its constants and operators in
+ *   calculator.ts);
+ * - the operators the parser turns arithmetic into: add subtract multiply (also implicit
+ *   multiplication) divide unaryMinus unaryPlus pow mod (`%`, `mod`) factorial (`!`).
+ * mathjs.test.ts checks every one of those names against this instance and compares its
+ * results with a full `create(all)` instance.
  */
-// mathjs types `all` as possibly undefined; it is always defined in the package.
-const factories = all as NonNullable<typeof all>;
+// mathjs types each `*Dependencies` export as possibly undefined; all are defined in the package.
+export const MATH_FACTORIES = {
+  // operators
+  addDependencies,
+  subtractDependencies,
+  multiplyDependencies,
+  divideDependencies,
+  unaryMinusDependencies,
+  unaryPlusDependencies,
+  powDependencies,
+  modDependencies,
+  factorialDependencies,
+  // functions
+  sqrtDependencies,
+  cbrtDependencies,
+  nthRootDependencies,
+  absDependencies,
+  expDependencies,
+  logDependencies,
+  log10Dependencies,
+  log2Dependencies,
+  sinDependencies,
+  cosDependencies,
+  tanDependencies,
+  secDependencies,
+  cscDependencies,
+  cotDependencies,
+  asinDependencies,
+  acosDependencies,
+  atanDependencies,
+  atan2Dependencies,
+  floorDependencies,
+  ceilDependencies,
+  roundDependencies,
+  fixDependencies,
+  minDependencies,
+  maxDependencies,
+  gcdDependencies,
+  lcmDependencies,
+  signDependencies,
+  hypotDependencies,
+  // constants
+  piDependencies,
+  eDependencies,
+  iDependencies,
+  InfinityDependencies,
+  tauDependencies,
+  phiDependencies,
+  // parsing, evaluating a string, printing a result
+  parseDependencies,
+  evaluateDependencies,
+  formatDependencies,
+} as FactoryFunctionMap;
+
+/**
+ * The factories in `maps`, flattened as `create` flattens them, without the Unit class.
+ * SymbolNode takes Unit as an optional dependency (a name that is no variable evaluates
+ * to a unit, `5 cm`), and building Unit with its table of units and prefixes is the
+ * largest single cost of a first use. Nothing here evaluates units: the checker binds
+ * every free name to a number and the calculator refuses unknown names, so without Unit
+ * an unbound name fails as "Undefined symbol", which both already treat as not a number.
+ */
+function withoutUnits(maps: FactoryFunctionMap): FactoryFunctionMap {
+  const flat: FactoryFunctionMap = {};
+  // Each dependency map nests its dependencies' maps: ~100 distinct maps, ~10,000 paths.
+  const seen = new Set<FactoryFunctionMap>();
+  const walk = (map: FactoryFunctionMap): void => {
+    if (seen.has(map)) return;
+    seen.add(map);
+    for (const [key, value] of Object.entries(map)) {
+      if (typeof value === "object" && value !== null) walk(value as FactoryFunctionMap);
+      // A mathjs factory names what it builds in `fn`; the Unit class's is "Unit".
+      else if ((value as { fn?: unknown }).fn !== "Unit") flat[key] = value;
+    }
+  };
+  walk(maps);
+  return flat;
+}
 
 let floatInstance: MathJsInstance | undefined;
 let decimalInstance: MathJsInstance | undefined;
 
 export function floatMath(): MathJsInstance {
-  floatInstance ??= create(factories);
+  floatInstance ??= create(withoutUnits(MATH_FACTORIES));
   return floatInstance;
 }
 
 export function decimalMath(): MathJsInstance {
-  decimalInstance ??= create(factories, { number: "BigNumber", precision: 64 });
+  // Only `parse` is used in BigNumber mode (literals become exact decimals; nothing is evaluated).
+  decimalInstance ??= create(withoutUnits({ parseDependencies } as FactoryFunctionMap), { number: "BigNumber", precision: 64 });
   return decimalInstance;
 }

@@ -9,12 +9,13 @@ import { Rational } from "./rational.js";
  * evaluating both at fixed sample points.
  */
 
-/** Names that are not free variables. */
-const KNOWN_NAMES = new Set([
+/** Names that are not free variables (the only names `fixIdentifiers` keeps whole; mathjs.ts builds them all). */
+export const KNOWN_NAMES: ReadonlySet<string> = new Set([
   "pi", "e", "i", "Infinity", "sqrt", "nthRoot", "cbrt", "log", "log10", "log2", "exp", "abs",
   "sin", "cos", "tan", "sec", "csc", "cot", "asin", "acos", "atan", "arcsin", "arccos", "arctan",
 ]);
-const FUNCTION_ALIASES: Record<string, string> = { arcsin: "asin", arccos: "acos", arctan: "atan", ln: "log", inf: "Infinity", infty: "Infinity" };
+/** Other spellings, rewritten to the known name before mathjs sees them. */
+export const FUNCTION_ALIASES: Readonly<Record<string, string>> = { arcsin: "asin", arccos: "acos", arctan: "atan", ln: "log", inf: "Infinity", infty: "Infinity" };
 
 /**
  * Short unit symbols dropped after a number even when written against it ("12cm", "5 m").

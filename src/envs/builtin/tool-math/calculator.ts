@@ -12,9 +12,12 @@ export const CALCULATOR_FUNCTIONS = [
   "sqrt", "cbrt", "nthRoot", "abs", "exp", "log", "log10", "log2", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
   "floor", "ceil", "round", "fix", "min", "max", "mod", "gcd", "lcm", "sign", "hypot", "pow", "factorial",
 ] as const;
+export const CALCULATOR_CONSTANTS = ["pi", "e", "tau", "phi"] as const;
+/** mathjs's names for the operators allowed: + - * / unary -, unary +, ^, mod (or %), !. */
+export const CALCULATOR_OPERATORS = ["add", "subtract", "multiply", "divide", "unaryMinus", "unaryPlus", "pow", "mod", "factorial"] as const;
 const FUNCTIONS = new Set<string>(CALCULATOR_FUNCTIONS);
-const CONSTANTS = new Set(["pi", "e", "tau", "phi"]);
-const OPERATORS = new Set(["add", "subtract", "multiply", "divide", "unaryMinus", "unaryPlus", "pow", "mod", "factorial"]);
+const CONSTANTS = new Set<string>(CALCULATOR_CONSTANTS);
+const OPERATORS = new Set<string>(CALCULATOR_OPERATORS);
 export const MAX_EXPRESSION_LENGTH = 500;
 
 export class CalculatorError extends Error {
