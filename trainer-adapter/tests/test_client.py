@@ -250,6 +250,15 @@ def _defaults_none(model):
     return {n for n, f in model.model_fields.items() if not f.is_required()}
 
 
+def _nested_schema(schema, path):
+    """The schema at a NESTED_MODELS path: dotted property names, ``[]`` for an array's items."""
+    for part in path.split("."):
+        schema = schema["properties"][part.removesuffix("[]")]
+        if part.endswith("[]"):
+            schema = schema["items"]
+    return schema
+
+
 def test_models_match_openapi():
     doc = json.loads((REPO / "openapi" / "openapi.json").read_text())
     schemas = doc["components"]["schemas"]
@@ -266,9 +275,9 @@ def test_models_match_openapi():
             problems.append(f"schema {name} has no pydantic model: add it to edgegym/models.py and SCHEMA_MODELS")
             continue
         _check_object(name, schema, model, problems)
-        for (owner, prop), nested in models.NESTED_MODELS.items():
+        for (owner, path), nested in models.NESTED_MODELS.items():
             if owner == name:
-                _check_object(f"{name}.{prop}", schema["properties"][prop], nested, problems)
+                _check_object(f"{name}.{path}", _nested_schema(schema, path), nested, problems)
     assert not problems, "\n".join(problems)
     # Every documented error code is one the models know.
     codes = set(schemas["Error"]["properties"]["error"]["properties"]["code"]["enum"])

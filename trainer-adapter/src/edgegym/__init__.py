@@ -1,6 +1,6 @@
 """edgegym: train language models on edgegym environments over HTTP.
 
-- ``Client`` / ``AsyncClient``: the protocol (envs, reset, step, score, …) with safe retries.
+- ``Client`` / ``AsyncClient``: the protocol (envs, reset, step, score, evaluation jobs, …) with safe retries.
 - ``edgegym.rollouts``: many episodes at once, with exact token ids, logprobs and an env mask.
 - ``edgegym.grpo``: a GRPO trainer (torch + transformers; vLLM for generation on GPUs).
 - ``edgegym.trl``: a ``rollout_func`` and reward functions for TRL's GRPOTrainer.

@@ -122,3 +122,52 @@ def score_completions(
 
 def health() -> Call[m.Health]:
     return Call("GET", "/health", m.Health, idempotent=True)
+
+
+# --- evaluation jobs --------------------------------------------------------------
+
+
+def create_eval(request: m.EvalRequest) -> Call[m.EvalJob]:
+    # Not idempotent: the server takes no Idempotency-Key here, so a repeat after a lost
+    # reply would start a second job. Sent once; a failure is the caller's to handle.
+    return Call("POST", "/v1/evals", m.EvalJob, idempotent=False, json=request.model_dump(exclude_none=True))
+
+
+def evals(status: str | None, limit: int | None) -> Call[m.EvalJobList]:
+    params = {k: v for k, v in {"status": status, "limit": limit}.items() if v is not None}
+    return Call("GET", "/v1/evals", m.EvalJobList, idempotent=True, params=params or None)
+
+
+def eval_job(eval_id: str) -> Call[m.EvalJob]:
+    return Call("GET", f"/v1/evals/{_seg(eval_id)}", m.EvalJob, idempotent=True)
+
+
+def cancel_eval(eval_id: str) -> Call[m.EvalJob]:
+    # The server makes cancelling idempotent: a repeat answers the cancelled (or ended) job.
+    return Call("POST", f"/v1/evals/{_seg(eval_id)}/cancel", m.EvalJob, idempotent=True)
+
+
+def eval_events(eval_id: str) -> Call[m.EvalProgressEvent]:
+    # A read: reconnecting starts again from the job's current progress.
+    return Call("GET", f"/v1/evals/{_seg(eval_id)}/events", m.EvalProgressEvent, idempotent=True)
+
+
+def eval_results(eval_id: str, offset: int, limit: int | None) -> Call[m.EvalRollout]:
+    """Answered as JSONL: one ``returns`` per line."""
+    params: dict[str, Any] = {"offset": offset}
+    if limit is not None:
+        params["limit"] = limit
+    return Call("GET", f"/v1/evals/{_seg(eval_id)}/results", m.EvalRollout, idempotent=True, params=params)
+
+
+def eval_request(
+    env_id: str | m.EvalRequest | dict[str, Any],
+    options: dict[str, Any],
+) -> m.EvalRequest:
+    """An EvalRequest from an env id plus keyword options, or from a whole request (then no options)."""
+    given = {k: v for k, v in options.items() if v is not None}
+    if isinstance(env_id, str):
+        return m.EvalRequest(env_id=env_id, **given)
+    if given:
+        raise TypeError(f"create_eval: pass options either in the request or as keywords, not both ({sorted(given)})")
+    return env_id if isinstance(env_id, m.EvalRequest) else m.EvalRequest.model_validate(env_id)

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Iterable, TypeVar
+from typing import Any, AsyncIterator, Iterable, Iterator, TypeVar
 
 import httpx
+from httpx_sse import SSEError, aconnect_sse, connect_sse
 from pydantic import BaseModel, ValidationError
 
 from . import _calls
 from . import models as m
+from ._events import EvalEvent, EventFollower, parse_lines
 from ._retry import RETRYABLE_STATUS, RetryPolicy, is_retryable_exception, next_wait, parse_retry_after
 from .errors import EdgegymError
 
@@ -57,6 +59,9 @@ class _Operations:
     """The public methods, written once over ``_send``; each client supplies ``_send``."""
 
     def _send(self, call: _calls.Call[Any]) -> Any:  # pragma: no cover - replaced by subclasses
+        raise NotImplementedError
+
+    def _request(self, call: _calls.Call[Any]) -> httpx.Response:  # pragma: no cover - replaced by subclasses
         raise NotImplementedError
 
     def health(self) -> m.Health:
@@ -132,6 +137,69 @@ class _Operations:
         """``POST /v1/envs/{env_id}/score``: stateless scoring; items sharing ``group`` get GRPO advantages."""
         return self._send(_calls.score_completions(env_id, items, args=args, scale_advantages=scale_advantages))
 
+    # --- evaluation jobs ----------------------------------------------------------
+
+    def create_eval(
+        self,
+        env_id: str | m.EvalRequest | dict[str, Any],
+        *,
+        model: str | None = None,
+        num_examples: int | None = None,
+        rollouts_per_example: int | None = None,
+        max_concurrent: int | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        sampling_args: dict[str, Any] | None = None,
+        env_args: dict[str, Any] | None = None,
+        split: str | None = None,
+        seed: int | None = None,
+        max_retries: int | None = None,
+        timeout_seconds: float | None = None,
+        pass_threshold: float | None = None,
+    ) -> m.EvalJob:
+        """``POST /v1/evals``: start an evaluation job on the server's model endpoint.
+
+        Pass an environment id and options as keywords (unset ones take the server's
+        defaults), or one ``EvalRequest`` (or dict) alone. Sent once, never retried: the
+        server has no idempotency key for jobs, so a repeat after a lost reply could start
+        a second job. A 429 ``rate_limited`` (the server's model-request budget is in use)
+        carries ``retry_after``.
+        """
+        options = dict(
+            model=model,
+            num_examples=num_examples,
+            rollouts_per_example=rollouts_per_example,
+            max_concurrent=max_concurrent,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            sampling_args=sampling_args,
+            env_args=env_args,
+            split=split,
+            seed=seed,
+            max_retries=max_retries,
+            timeout_seconds=timeout_seconds,
+            pass_threshold=pass_threshold,
+        )
+        return self._send(_calls.create_eval(_calls.eval_request(env_id, options)))
+
+    def evals(self, *, status: str | None = None, limit: int | None = None) -> m.EvalJobList:
+        """``GET /v1/evals``: jobs, newest first (server default: 50), optionally of one status."""
+        return self._send(_calls.evals(status, limit))
+
+    def eval(self, eval_id: str) -> m.EvalJob:
+        """``GET /v1/evals/{id}``: status, progress, and the summary once the job has ended."""
+        return self._send(_calls.eval_job(eval_id))
+
+    def cancel_eval(self, eval_id: str) -> m.EvalJob:
+        """``POST /v1/evals/{id}/cancel`` (idempotent): stored rollouts are kept and summarised."""
+        return self._send(_calls.cancel_eval(eval_id))
+
+    def eval_results(self, eval_id: str, *, offset: int = 0, limit: int | None = None) -> list[m.EvalRollout]:
+        """``GET /v1/evals/{id}/results``: the stored rollouts in (example_id, rollout_index)
+        order, parsed from JSONL. Readable while the job runs (then: the rollouts so far)."""
+        call = _calls.eval_results(eval_id, offset, limit)
+        return parse_lines(call, self._request(call))
+
 
 class Client(_Operations):
     """Synchronous client.
@@ -158,6 +226,10 @@ class Client(_Operations):
         self._headers = _headers(api_key)
 
     def _send(self, call: _calls.Call[T]) -> T:
+        return _parse(call, self._request(call))
+
+    def _request(self, call: _calls.Call[Any]) -> httpx.Response:
+        """Sends ``call``, retrying it when it is idempotent; the successful response, body read."""
         started = time.monotonic()
         attempt = 0
         while True:
@@ -175,7 +247,7 @@ class Client(_Operations):
             except httpx.TransportError as exc:
                 error = exc
             if response is not None and response.is_success:
-                return _parse(call, response)
+                return response
             retryable = call.idempotent and (
                 (error is not None and is_retryable_exception(error))
                 or (response is not None and response.status_code in RETRYABLE_STATUS)
@@ -185,6 +257,41 @@ class Client(_Operations):
             if wait is None:
                 raise _failure(call, response, error, started) from error
             time.sleep(wait)
+
+    def eval_events(self, eval_id: str) -> Iterator[EvalEvent]:
+        """``GET /v1/evals/{id}/events``: follow a job. Yields an ``EvalProgressEvent`` now
+        and as rollouts land, then the ended ``EvalJob`` (from the ``done`` event) last, and
+        stops. A dropped stream reconnects under the retry policy (no event is repeated).
+
+        >>> for event in gym.eval_events(job.eval_id):
+        ...     if isinstance(event, models.EvalJob):
+        ...         print(event.status, event.summary.reward.mean)
+        ...     else:
+        ...         print(event.progress.done, "/", event.progress.total)
+        """
+        call = _calls.eval_events(eval_id)
+        follow = EventFollower(call, self.retry)
+        while True:
+            follow.begin_attempt()
+            response: httpx.Response | None = None
+            error: BaseException | None = None
+            try:
+                with connect_sse(self._http, call.method, self.base_url + call.path, headers={**self._headers, **call.headers}) as source:
+                    response = source.response
+                    if response.is_success:
+                        for sse in source.iter_sse():
+                            event = follow.on_event(sse, response)
+                            if event is not None:
+                                yield event
+                            if follow.finished:
+                                return
+                    else:
+                        response.read()
+            except SSEError as exc:  # a 2xx that is not an event stream: not a network fault
+                raise follow.invalid(response, exc) from exc
+            except httpx.TransportError as exc:
+                error = exc
+            time.sleep(follow.wait_before_retry(response, error))
 
     def close_client(self) -> None:
         if self._owns_http:
@@ -224,6 +331,9 @@ class AsyncClient:
         self._headers = _headers(api_key)
 
     async def _send(self, call: _calls.Call[T]) -> T:
+        return _parse(call, await self._request(call))
+
+    async def _request(self, call: _calls.Call[Any]) -> httpx.Response:
         started = time.monotonic()
         attempt = 0
         while True:
@@ -241,7 +351,7 @@ class AsyncClient:
             except httpx.TransportError as exc:
                 error = exc
             if response is not None and response.is_success:
-                return _parse(call, response)
+                return response
             retryable = call.idempotent and (
                 (error is not None and is_retryable_exception(error))
                 or (response is not None and response.status_code in RETRYABLE_STATUS)
@@ -310,6 +420,82 @@ class AsyncClient:
         scale_advantages: bool = False,
     ) -> m.ScoreCompletionsResponse:
         return await self._send(_calls.score_completions(env_id, items, args=args, scale_advantages=scale_advantages))
+
+    # --- evaluation jobs ----------------------------------------------------------
+
+    async def create_eval(
+        self,
+        env_id: str | m.EvalRequest | dict[str, Any],
+        *,
+        model: str | None = None,
+        num_examples: int | None = None,
+        rollouts_per_example: int | None = None,
+        max_concurrent: int | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        sampling_args: dict[str, Any] | None = None,
+        env_args: dict[str, Any] | None = None,
+        split: str | None = None,
+        seed: int | None = None,
+        max_retries: int | None = None,
+        timeout_seconds: float | None = None,
+        pass_threshold: float | None = None,
+    ) -> m.EvalJob:
+        options = dict(
+            model=model,
+            num_examples=num_examples,
+            rollouts_per_example=rollouts_per_example,
+            max_concurrent=max_concurrent,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            sampling_args=sampling_args,
+            env_args=env_args,
+            split=split,
+            seed=seed,
+            max_retries=max_retries,
+            timeout_seconds=timeout_seconds,
+            pass_threshold=pass_threshold,
+        )
+        return await self._send(_calls.create_eval(_calls.eval_request(env_id, options)))
+
+    async def evals(self, *, status: str | None = None, limit: int | None = None) -> m.EvalJobList:
+        return await self._send(_calls.evals(status, limit))
+
+    async def eval(self, eval_id: str) -> m.EvalJob:
+        return await self._send(_calls.eval_job(eval_id))
+
+    async def cancel_eval(self, eval_id: str) -> m.EvalJob:
+        return await self._send(_calls.cancel_eval(eval_id))
+
+    async def eval_results(self, eval_id: str, *, offset: int = 0, limit: int | None = None) -> list[m.EvalRollout]:
+        call = _calls.eval_results(eval_id, offset, limit)
+        return parse_lines(call, await self._request(call))
+
+    async def eval_events(self, eval_id: str) -> AsyncIterator[EvalEvent]:
+        """``async for event in gym.eval_events(id)``: as ``Client.eval_events``."""
+        call = _calls.eval_events(eval_id)
+        follow = EventFollower(call, self.retry)
+        while True:
+            follow.begin_attempt()
+            response: httpx.Response | None = None
+            error: BaseException | None = None
+            try:
+                async with aconnect_sse(self._http, call.method, self.base_url + call.path, headers={**self._headers, **call.headers}) as source:
+                    response = source.response
+                    if response.is_success:
+                        async for sse in source.aiter_sse():
+                            event = follow.on_event(sse, response)
+                            if event is not None:
+                                yield event
+                            if follow.finished:
+                                return
+                    else:
+                        await response.aread()
+            except SSEError as exc:
+                raise follow.invalid(response, exc) from exc
+            except httpx.TransportError as exc:
+                error = exc
+            await asyncio.sleep(follow.wait_before_retry(response, error))
 
     async def aclose(self) -> None:
         if self._owns_http:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Response(BaseModel):
@@ -306,6 +306,216 @@ class ScoreCompletionsResponse(_Response):
     groups: list[GroupStats]
 
 
+# --- evaluation jobs --------------------------------------------------------------
+
+EvalStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+
+#: Statuses after which a job changes no more.
+EVAL_TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+
+
+class EvalRequest(_Request):
+    """Options of an evaluation job (``POST /v1/evals``), the flags of ``edgegym eval``.
+
+    Unset options are left out of the body, so the server applies its own defaults
+    (5 rows, 3 rollouts each, 32 in flight, seed 0, …). The model endpoint and its key
+    are not options: they come from the server's configuration and are never sent back.
+    """
+
+    env_id: str = Field(min_length=1)
+    model: str | None = Field(default=None, min_length=1)
+    num_examples: int | None = Field(default=None, ge=-1, description="Rows from index 0; -1 for every row of the split.")
+    rollouts_per_example: int | None = Field(default=None, ge=1, le=1024)
+    max_concurrent: int | None = Field(default=None, ge=1, le=4096)
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0)
+    sampling_args: dict[str, Any] | None = None
+    env_args: dict[str, Any] | None = None
+    split: Split | None = None
+    seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
+    max_retries: int | None = Field(default=None, ge=0, le=20)
+    timeout_seconds: float | None = Field(default=None, gt=0, le=3600)
+    pass_threshold: float | None = None
+
+    @field_validator("num_examples")
+    @classmethod
+    def _not_zero(cls, value: int | None) -> int | None:
+        if value == 0:
+            raise ValueError("num_examples must be positive, or -1 for every row of the split")
+        return value
+
+
+class EvalOptions(_Response):
+    """A job's options as the server echoes them: the request with its defaults filled in."""
+
+    env_id: str
+    model: str | None = None
+    num_examples: int = 5
+    rollouts_per_example: int = 3
+    max_concurrent: int = 32
+    max_tokens: int | None = None
+    temperature: float | None = None
+    sampling_args: dict[str, Any] | None = None
+    env_args: dict[str, Any] | None = None
+    split: Split | None = None
+    seed: int = 0
+    max_retries: int = 3
+    timeout_seconds: float = 600
+    pass_threshold: float = 0.5
+
+
+class EvalProgress(_Response):
+    total: int
+    done: int
+    errors: int
+    mean_reward: float | None
+    rollouts_per_second: float | None
+
+
+class EvalRewardStats(_Response):
+    mean: float
+    std: float
+    min: float
+    max: float
+
+
+class EvalComponentMean(_Response):
+    name: str
+    weight: float
+    mean: float
+
+
+class EvalUsageSummary(_Response):
+    input_tokens: float
+    output_tokens: float
+    mean_input_tokens: float
+    mean_output_tokens: float
+
+
+class EvalSpread(_Response):
+    min: float
+    mean: float
+    max: float
+
+
+class EvalTimingSummary(_Response):
+    generation_ms: EvalSpread
+    env_ms: EvalSpread
+    scoring_ms: EvalSpread
+    total_ms: EvalSpread
+
+
+class EvalHistogramBin(_Response):
+    lo: float
+    hi: float
+    count: int
+
+
+class EvalSummary(_Response):
+    """The figures of ``edgegym eval``'s closing summary (vf-eval's names where it has them)."""
+
+    rollouts: int
+    errors: int
+    error_rate: float
+    errors_by_code: dict[str, int]
+    reward: EvalRewardStats
+    components: list[EvalComponentMean]
+    metrics: dict[str, float]
+    pass_threshold: float
+    pass_at_k: dict[str, float]
+    pass_all_k: dict[str, float]
+    stop_conditions: dict[str, int]
+    model_length_stops: int
+    usage: EvalUsageSummary
+    timing: EvalTimingSummary
+    histogram: list[EvalHistogramBin]
+    wall_ms: float
+    rollouts_per_second: float
+
+
+class EvalJob(_Response):
+    eval_id: str
+    status: EvalStatus
+    env_id: str
+    env_version: str
+    model: str
+    request: EvalOptions
+    progress: EvalProgress
+    summary: EvalSummary | None
+    error: str | None
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+
+    @property
+    def ended(self) -> bool:
+        """True once the job is completed, failed or cancelled."""
+        return self.status in EVAL_TERMINAL
+
+
+class EvalJobList(_Response):
+    evals: list[EvalJob]
+
+
+class EvalProgressEvent(_Response):
+    """``data`` of a ``progress`` server-sent event."""
+
+    eval_id: str
+    status: EvalStatus
+    progress: EvalProgress
+
+
+class EvalRolloutError(_Response):
+    error: str
+    error_chain_str: str
+    error_chain_repr: str
+    attempts: int
+
+
+class EvalTiming(_Response):
+    start_time: float
+    generation_ms: float
+    env_ms: float
+    scoring_ms: float
+    total_ms: float
+
+
+class EvalTokenUsage(_Response):
+    input_tokens: float
+    output_tokens: float
+
+
+class EvalRollout(_Response):
+    """One rollout: a line of ``results.jsonl`` in verifiers' ``vf-eval`` field names.
+
+    Loose, as on the server: each metric is repeated as a top-level number (verifiers
+    does so), and those keys are kept in ``model_extra``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    example_id: int
+    rollout_index: int
+    task: str
+    prompt: list[ChatMessage]
+    completion: list[ChatMessage]
+    answer: str | None = None
+    info: dict[str, Any]
+    reward: float
+    metrics: dict[str, float]
+    components: list[ScoreComponent]
+    stop_condition: str | None
+    is_completed: bool
+    is_truncated: bool
+    finish_reasons: list[str]
+    error: EvalRolloutError | None
+    timing: EvalTiming
+    token_usage: EvalTokenUsage
+    seed: int
+    episode_id: str | None
+    tool_defs: list[ToolDefinition] | None = None
+
+
 class Health(_Response):
     status: Literal["ok"]
     version: str
@@ -352,6 +562,15 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "GroupStats": GroupStats,
     "ScoreCompletionsRequest": ScoreCompletionsRequest,
     "ScoreItem": ScoreItem,
+    "EvalRequest": EvalRequest,
+    "EvalJob": EvalJob,
+    "EvalJobList": EvalJobList,
+    "EvalProgress": EvalProgress,
+    "EvalProgressEvent": EvalProgressEvent,
+    "EvalRollout": EvalRollout,
+    "EvalRolloutError": EvalRolloutError,
+    "EvalTiming": EvalTiming,
+    "EvalTokenUsage": EvalTokenUsage,
 }
 
 #: Schemas that are unions of models rather than objects: each member is checked.
@@ -359,12 +578,25 @@ SCHEMA_UNIONS: dict[str, tuple[type[BaseModel], ...]] = {
     "ChatMessage": (SystemMessage, UserMessage, AssistantMessage, ToolMessage),
 }
 
-#: Nested objects inside a schema that have their own model here: (schema, property) -> model.
+#: Nested objects inside a schema that have their own model here: (schema, property path) -> model.
+#: A path goes through properties with dots; ``[]`` after a name steps into an array's items.
 NESTED_MODELS: dict[tuple[str, str], type[BaseModel]] = {
     ("EnvInfo", "splits"): SplitSizes,
     ("ToolDefinition", "function"): ToolFunction,
     ("ToolCall", "function"): ToolCallFunction,
     ("Error", "error"): ErrorDetail,
+    ("EvalJob", "request"): EvalOptions,
+    ("EvalJob", "summary"): EvalSummary,
+    ("EvalJob", "summary.reward"): EvalRewardStats,
+    ("EvalJob", "summary.components[]"): EvalComponentMean,
+    ("EvalJob", "summary.usage"): EvalUsageSummary,
+    ("EvalJob", "summary.timing"): EvalTimingSummary,
+    ("EvalJob", "summary.timing.generation_ms"): EvalSpread,
+    ("EvalJob", "summary.timing.env_ms"): EvalSpread,
+    ("EvalJob", "summary.timing.scoring_ms"): EvalSpread,
+    ("EvalJob", "summary.timing.total_ms"): EvalSpread,
+    ("EvalJob", "summary.histogram[]"): EvalHistogramBin,
+    ("EvalRollout", "components[]"): ScoreComponent,
 }
 
 

@@ -47,10 +47,18 @@ def write_env_module(directory: Path) -> Path:
 class EdgegymServer:
     """``node bin/edgegym.js serve`` on a free port with a fresh SQLite file."""
 
-    def __init__(self, workdir: Path, *, env_module: bool = True, api_keys: str | None = None) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        env_module: bool = True,
+        api_keys: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.workdir = workdir
         self.env_module = env_module
         self.api_keys = api_keys
+        self.extra_env = env or {}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -60,7 +68,7 @@ class EdgegymServer:
         args = [node_binary(), str(REPO / "bin" / "edgegym.js"), "serve", "--port", str(self.port), "--db", str(self.workdir / f"edgegym-{self.port}.db")]
         if self.env_module:
             args += ["--env", str(write_env_module(self.workdir / "envs"))]
-        env = {**os.environ, "EDGEGYM_REAP_INTERVAL_SECONDS": "0"}
+        env = {**os.environ, "EDGEGYM_REAP_INTERVAL_SECONDS": "0", **self.extra_env}
         if self.api_keys:
             env["EDGEGYM_API_KEYS"] = self.api_keys
         log = open(self.log_path, "wb")
