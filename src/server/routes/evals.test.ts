@@ -186,11 +186,17 @@ describe("eval jobs across a restart", () => {
     const id = created.json.eval_id as string;
     await first.waitFor(id, (j) => j.progress.done >= 3);
     await first.close();
-    const requestsAtStop = m.requests.length;
 
-    const second = server({ dbPath, config: { evalBaseUrl: m.baseUrl } });
+    // Read what the shutdown left before the second server's runner picks the job up,
+    // or a busy machine lets it store rollouts first and the count below is off.
+    const second = server({ dbPath, config: { evalBaseUrl: m.baseUrl }, start: false });
     const before = (await second.call("GET", `/v1/evals/${id}`)).json as EvalJob;
     expect(before.status).toBe("running");
+    // Requests the first server had in flight may reach the model server after the
+    // shutdown returned: let them land before counting what the second one sends.
+    await new Promise((r) => setTimeout(r, 200));
+    const requestsAtStop = m.requests.length;
+    second.evals.start(200);
     const job = await second.waitFor(id, (j) => j.status === "completed");
     expect(job.progress).toMatchObject({ total: 8, done: 8, errors: 0 });
     const rows = (await second.call("GET", `/v1/evals/${id}/results`)).text.trim().split("\n").map((l) => JSON.parse(l));
