@@ -11,7 +11,10 @@
 #
 #   bash scripts/fetch-test-model.sh            # then: npx vitest run test/eval-llama.e2e.test.ts
 #   EDGEGYM_TEST_MODEL_DIR=/somewhere bash scripts/fetch-test-model.sh
+#   bash scripts/fetch-test-model.sh --gguf-only   # step 1 only (the trainer's first run needs no llama.cpp)
 set -euo pipefail
+GGUF_ONLY=0
+[ "${1:-}" = "--gguf-only" ] && GGUF_ONLY=1
 cd "$(dirname "$0")/.."
 
 CACHE="${EDGEGYM_TEST_MODEL_DIR:-$HOME/.cache/edgegym/test-models}"
@@ -39,7 +42,7 @@ PY
   verified || { echo "fetch-test-model: checksum mismatch for $GGUF" >&2; exit 1; }
 fi
 
-if [ ! -f test/llama-server/node_modules/@node-llama-cpp/linux-x64/package.json ]; then
+if [ "$GGUF_ONLY" = 0 ] && [ ! -f test/llama-server/node_modules/@node-llama-cpp/linux-x64/package.json ]; then
   (cd test/llama-server && npm install --no-audit --no-fund >&2)
 fi
 

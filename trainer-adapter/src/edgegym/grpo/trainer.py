@@ -67,11 +67,13 @@ class GRPOTrainer:
             if resume_dir is None:
                 raise FileNotFoundError(f"resume_from_checkpoint = 'latest' but {self.output_dir} holds no checkpoint-* directory")
 
-        self.tokenizer = tokenizer or AutoTokenizer.from_pretrained(config.tokenizer or config.model)
+        # "~/…" in a config names a directory under the home directory (Hugging Face ids never start with "~").
+        model_path = os.path.expanduser(config.model)
+        self.tokenizer = tokenizer or AutoTokenizer.from_pretrained(os.path.expanduser(config.tokenizer or config.model))
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         if model is None:
-            source = resume_dir if (resume_dir is not None and not config.use_lora) else config.model
+            source = resume_dir if (resume_dir is not None and not config.use_lora) else model_path
             model = AutoModelForCausalLM.from_pretrained(str(source), dtype=dtype)
         elif resume_dir is not None and not config.use_lora:
             model = AutoModelForCausalLM.from_pretrained(str(resume_dir), dtype=dtype)
