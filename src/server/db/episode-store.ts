@@ -37,7 +37,10 @@ export class EpisodeStore {
     const p = sql.placeholder;
     const db = this.db;
     return {
-      selectById: db.select().from(episodes).where(eq(episodes.id, p("id"))).limit(1).prepare(),
+      // No .limit(1): the id is the primary key, and drizzle binds a limit as a parameter
+      // (`LIMIT ?`), which makes SQLite 3.54 re-prepare the statement on every run
+      // (sqlite3Reprepare was 7% of a step's server CPU; docs/performance.md).
+      selectById: db.select().from(episodes).where(eq(episodes.id, p("id"))).prepare(),
       updateStep: db
         .update(episodes)
         // drizzle binds a placeholder in set() through the column's encoder (JSON columns
