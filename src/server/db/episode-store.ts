@@ -21,6 +21,14 @@ function insertParams(row: NewEpisodeRow): Record<string, unknown> {
   );
 }
 
+/**
+ * What a step reads: the row without the stored replies (only a retry needs them, and it
+ * reads the whole row), the metadata and the score. Parsing the replies, a JSON array
+ * of every earlier response body, and writing it back grew with every turn.
+ */
+const { replies: _replies, metadata: _metadata, score: _score, scoredAt: _scoredAt, idempotencyKey: _key, requestHash: _hash, ...STEP_COLUMNS } = getTableColumns(episodes);
+export type StepRow = Omit<EpisodeRow, "replies" | "metadata" | "score" | "scoredAt" | "idempotencyKey" | "requestHash">;
+
 /** How long an expired episode's tombstone is kept, so it answers 410 rather than 404. */
 export const TOMBSTONE_MS = 7 * 24 * 3600 * 1000;
 
@@ -31,7 +39,8 @@ export interface StepWrite {
   turn: number;
   state: unknown;
   messages: unknown[];
-  replies: string[];
+  /** This step's response body, appended to the stored replies. */
+  reply: string;
   status: "active" | "done";
   stopReason: string | null;
   truncated: boolean;
@@ -67,6 +76,7 @@ export class EpisodeStore {
       // (`LIMIT ?`), which makes SQLite 3.54 re-prepare the statement on every run
       // (sqlite3Reprepare was 7% of a step's server CPU; docs/performance.md).
       selectById: db.select().from(episodes).where(eq(episodes.id, p("id"))).prepare(),
+      selectForStep: db.select(STEP_COLUMNS).from(episodes).where(eq(episodes.id, p("id"))).prepare(),
       updateStep: db
         .update(episodes)
         // drizzle binds a placeholder in set() through the column's encoder (JSON columns
@@ -75,7 +85,9 @@ export class EpisodeStore {
           turn: p("turn"),
           state: p("state"),
           messages: p("messages"),
-          replies: p("replies"),
+          // Appended by SQLite (json_insert, on D1 as on Node): the earlier replies are
+          // never parsed or re-encoded in JavaScript.
+          replies: sql`json_insert(${episodes.replies}, '$[#]', ${p("reply")})`,
           status: p("status"),
           stopReason: p("stopReason"),
           truncated: p("truncated"),
@@ -106,6 +118,12 @@ export class EpisodeStore {
 
   async get(id: string): Promise<EpisodeRow | undefined> {
     const rows: EpisodeRow[] = await this.statements.selectById.all({ id });
+    return rows[0];
+  }
+
+  /** The row as a step needs it (no stored replies, metadata or score). */
+  async getForStep(id: string): Promise<StepRow | undefined> {
+    const rows: StepRow[] = await this.statements.selectForStep.all({ id });
     return rows[0];
   }
 
