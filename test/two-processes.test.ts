@@ -68,7 +68,8 @@ describe("two server processes on one SQLite file", () => {
         expect(step.status, step.text).toBe(200);
       }
       const deadline = Date.now() + 10_000;
-      while (!/worker 2/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      // Both workers log once listening; either may be the last to start (worker 1 reaps first).
+      while (!(/worker 1\b/.test(server.output()) && /worker 2\b/.test(server.output())) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(server.output()).toMatch(/2 worker processes/);
       expect(server.output()).toMatch(/worker 1/);
       expect(server.output()).toMatch(/worker 2/);

@@ -1,6 +1,6 @@
 import type { AssistantMessage, ChatMessage, CloseResponse, Episode, ResetRequest, ResetResponse, Score, ScoreResponse, StepRequest, StepResponse } from "../protocol/index.js";
 import { scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
-import type { EpisodeStore } from "./db/episode-store.js";
+import type { EpisodeStore, StepRow } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { ApiError } from "./errors.js";
@@ -16,7 +16,7 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function toSnapshot(row: EpisodeRow): EpisodeSnapshot {
+function toSnapshot(row: StepRow): EpisodeSnapshot {
   return {
     envId: row.envId,
     envVersion: row.envVersion,
@@ -125,7 +125,10 @@ export class EpisodeService {
 
   /** Loads a live episode: 404 when unknown, 410 when its TTL has passed (reaped or not yet). */
   private async load(id: string): Promise<EpisodeRow> {
-    const row = await this.store.get(id);
+    return this.live(id, await this.store.get(id));
+  }
+
+  private live<Row extends StepRow>(id: string, row: Row | undefined): Row {
     if (!row) throw new ApiError("episode_not_found", `no episode "${id}"`);
     if (row.status === "expired" || row.expiresAt <= this.clock()) {
       throw new ApiError("episode_expired", `episode "${id}" expired at ${iso(row.expiresAt)}; start a new one`);
@@ -144,8 +147,9 @@ export class EpisodeService {
 
   /** Returns the response body as the exact JSON text stored for the turn. */
   async step(id: string, req: StepRequest): Promise<string> {
-    const row = await this.load(id);
-    if (req.turn < row.turn) return this.replay(row, req);
+    const row = this.live(id, await this.store.getForStep(id));
+    // A retry reads the whole row again: the stored replies are left out of the step's read.
+    if (req.turn < row.turn) return this.replay(await this.load(id), req);
     if (req.turn > row.turn) {
       throw new ApiError("turn_conflict", `episode is at turn ${row.turn}, the step was for turn ${req.turn}`, { episode_turn: row.turn });
     }
@@ -171,7 +175,7 @@ export class EpisodeService {
       turn: snapshot.turn,
       state: snapshot.state,
       messages: snapshot.messages,
-      replies: [...row.replies, body],
+      reply: body,
       status: snapshot.done ? "done" : "active",
       stopReason: snapshot.stopReason,
       truncated: snapshot.truncated,

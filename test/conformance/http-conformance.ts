@@ -120,6 +120,19 @@ export function describeHttpConformance(options: ConformanceOptions): void {
       expect(episode.json.messages.filter((m: { role: string }) => m.role === "assistant")).toHaveLength(1);
     });
 
+    it("answers a retry of an earlier turn, not only the last, with that turn's stored bytes", async () => {
+      const reset = await call("POST", "/v1/envs/double-check/episodes", { index: 0 });
+      expect(reset.status).toBe(201);
+      const id = reset.json.episode_id as string;
+      const first = await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("1") });
+      const second = await call("POST", `/v1/episodes/${id}/step`, { turn: 1, message: answer("2") });
+      expect([first.status, second.status, second.json.done]).toEqual([200, 200, true]);
+      const retryFirst = await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("1") });
+      const retrySecond = await call("POST", `/v1/episodes/${id}/step`, { turn: 1, message: answer("2") });
+      expect([retryFirst.text, retrySecond.text]).toEqual([first.text, second.text]);
+      expectError(await call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("other") }), "turn_conflict");
+    });
+
     it("applies one step once when the same request arrives several times at once", async () => {
       const { episode_id: id } = await newEpisode({ index: 1 });
       const replies = await Promise.all(Array.from({ length: 6 }, () => call("POST", `/v1/episodes/${id}/step`, { turn: 0, message: answer("same") })));

@@ -29,11 +29,11 @@ export interface ChildServer {
  * Starts the real CLI entry (`bin/edgegym.js serve`, built by `npm run build`) as a
  * child process and waits for /health. Used for tests over real HTTP.
  */
-export async function startNodeServer(opts: { db: string; args?: string[]; env?: Record<string, string> }): Promise<ChildServer> {
+export async function startNodeServer(opts: { db: string; args?: string[]; env?: Record<string, string>; /** Another built checkout to run (default: this one). */ cwd?: string }): Promise<ChildServer> {
   const port = await freePort();
   let output = "";
   const child = spawn(process.execPath, ["bin/edgegym.js", "serve", "--port", String(port), "--host", "127.0.0.1", "--db", opts.db, ...(opts.args ?? [])], {
-    cwd: REPO_ROOT,
+    cwd: opts.cwd ?? REPO_ROOT,
     env: { ...process.env, EDGEGYM_API_KEYS: "", ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
   });

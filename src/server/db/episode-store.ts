@@ -1,6 +1,33 @@
-import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { EdgegymDb } from "./database.js";
 import { episodes, type EpisodeRow, type NewEpisodeRow } from "./schema.js";
+
+/** Every column of an episode row, by its drizzle name: the prepared insert binds each one. */
+const EPISODE_COLUMNS = Object.keys(getTableColumns(episodes)) as (keyof NewEpisodeRow)[];
+
+/**
+ * Nullable JSON columns, which the prepared insert binds as text it encodes itself: through
+ * a placeholder, drizzle's JSON encoder would store null as the text "null", and
+ * `score IS NULL` is how an unscored episode is told apart.
+ */
+const NULLABLE_JSON = new Set<keyof NewEpisodeRow>(["state", "score"]);
+
+function insertParams(row: NewEpisodeRow): Record<string, unknown> {
+  return Object.fromEntries(
+    EPISODE_COLUMNS.map((k) => {
+      const value = row[k] ?? null;
+      return [k, NULLABLE_JSON.has(k) && value !== null ? JSON.stringify(value) : value];
+    }),
+  );
+}
+
+/**
+ * What a step reads: the row without the stored replies (only a retry needs them, and it
+ * reads the whole row), the metadata and the score. Parsing the replies, a JSON array
+ * of every earlier response body, and writing it back grew with every turn.
+ */
+const { replies: _replies, metadata: _metadata, score: _score, scoredAt: _scoredAt, idempotencyKey: _key, requestHash: _hash, ...STEP_COLUMNS } = getTableColumns(episodes);
+export type StepRow = Omit<EpisodeRow, "replies" | "metadata" | "score" | "scoredAt" | "idempotencyKey" | "requestHash">;
 
 /** How long an expired episode's tombstone is kept, so it answers 410 rather than 404. */
 export const TOMBSTONE_MS = 7 * 24 * 3600 * 1000;
@@ -12,7 +39,8 @@ export interface StepWrite {
   turn: number;
   state: unknown;
   messages: unknown[];
-  replies: string[];
+  /** This step's response body, appended to the stored replies. */
+  reply: string;
   status: "active" | "done";
   stopReason: string | null;
   truncated: boolean;
@@ -26,9 +54,10 @@ export interface StepWrite {
  * statement whose RETURNING tells the caller whether it won.
  */
 export class EpisodeStore {
-  // The two queries on the step path are prepared once, on first use: building and
-  // preparing SQL on every request cost more server time than SQLite itself
-  // (measured with --cpu-prof).
+  // The queries on the reset and step paths are prepared once, on first use: building
+  // and preparing SQL on every request cost more server time than SQLite itself
+  // (measured with --cpu-prof; preparing the 25-column insert alone was 4% of the
+  // server's CPU in the step benchmark, one reset per twenty steps).
   private prepared?: ReturnType<EpisodeStore["prepare"]>;
 
   constructor(private readonly db: EdgegymDb) {}
@@ -37,7 +66,17 @@ export class EpisodeStore {
     const p = sql.placeholder;
     const db = this.db;
     return {
-      selectById: db.select().from(episodes).where(eq(episodes.id, p("id"))).limit(1).prepare(),
+      insert: db
+        .insert(episodes)
+        .values(Object.fromEntries(EPISODE_COLUMNS.map((k) => [k, NULLABLE_JSON.has(k) ? sql`${p(k)}` : p(k)])) as unknown as NewEpisodeRow)
+        .onConflictDoNothing()
+        .returning()
+        .prepare(),
+      // No .limit(1): the id is the primary key, and drizzle binds a limit as a parameter
+      // (`LIMIT ?`), which makes SQLite 3.54 re-prepare the statement on every run
+      // (sqlite3Reprepare was 7% of a step's server CPU; docs/performance.md).
+      selectById: db.select().from(episodes).where(eq(episodes.id, p("id"))).prepare(),
+      selectForStep: db.select(STEP_COLUMNS).from(episodes).where(eq(episodes.id, p("id"))).prepare(),
       updateStep: db
         .update(episodes)
         // drizzle binds a placeholder in set() through the column's encoder (JSON columns
@@ -46,7 +85,9 @@ export class EpisodeStore {
           turn: p("turn"),
           state: p("state"),
           messages: p("messages"),
-          replies: p("replies"),
+          // Appended by SQLite (json_insert, on D1 as on Node): the earlier replies are
+          // never parsed or re-encoded in JavaScript.
+          replies: sql`json_insert(${episodes.replies}, '$[#]', ${p("reply")})`,
           status: p("status"),
           stopReason: p("stopReason"),
           truncated: p("truncated"),
@@ -67,7 +108,7 @@ export class EpisodeStore {
 
   /** Inserts a new episode; with an idempotency key already used, returns the earlier row instead. */
   async insert(row: NewEpisodeRow): Promise<{ row: EpisodeRow; created: boolean }> {
-    const inserted = await this.db.insert(episodes).values(row).onConflictDoNothing().returning();
+    const inserted: EpisodeRow[] = await this.statements.insert.all(insertParams(row));
     if (inserted[0]) return { row: inserted[0], created: true };
     if (row.idempotencyKey == null) throw new Error(`episode id collision on ${row.id}`);
     const existing = await this.db.select().from(episodes).where(eq(episodes.idempotencyKey, row.idempotencyKey)).limit(1);
@@ -77,6 +118,12 @@ export class EpisodeStore {
 
   async get(id: string): Promise<EpisodeRow | undefined> {
     const rows: EpisodeRow[] = await this.statements.selectById.all({ id });
+    return rows[0];
+  }
+
+  /** The row as a step needs it (no stored replies, metadata or score). */
+  async getForStep(id: string): Promise<StepRow | undefined> {
+    const rows: StepRow[] = await this.statements.selectForStep.all({ id });
     return rows[0];
   }
 

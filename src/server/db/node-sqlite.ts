@@ -26,6 +26,11 @@ export function openNodeDatabase(path: string): NodeDatabase {
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("busy_timeout = 5000");
+  // Checkpoint every 10,000 WAL pages (~40 MB) rather than SQLite's 1,000: a checkpoint
+  // runs inside whichever commit crosses the mark and fsyncs, stalling the event loop,
+  // and a step rewrites the same few pages of its episode row, so a longer WAL also folds
+  // more rewrites into one copy. +7% persisted steps/s at the same CPU (docs/performance.md).
+  sqlite.pragma("wal_autocheckpoint = 10000");
   const db = drizzle(sqlite, { schema });
   // Two processes starting together on one new file may both try to migrate; the
   // loser's transaction fails on "already exists" and a second look finds it applied.
