@@ -55,6 +55,27 @@ def _failure(call: _calls.Call[Any], response: httpx.Response | None, exc: BaseE
     )
 
 
+def _retry_wait(
+    call: _calls.Call[Any],
+    response: httpx.Response | None,
+    error: BaseException | None,
+    policy: RetryPolicy,
+    attempt: int,
+    started: float,
+) -> float | None:
+    """Seconds to wait before retrying a failed attempt, or None to give up. Shared by the
+    sync and async clients, so both retry exactly the same calls the same way: only
+    idempotent calls, only on transport faults or retryable statuses, Retry-After honoured."""
+    retryable = call.idempotent and (
+        (error is not None and is_retryable_exception(error))
+        or (response is not None and response.status_code in RETRYABLE_STATUS)
+    )
+    if not retryable:
+        return None
+    retry_after = parse_retry_after(response.headers.get("retry-after")) if response is not None else None
+    return next_wait(policy, attempt, started, retry_after)
+
+
 class _Operations:
     """The public methods, written once over ``_send``; each client supplies ``_send``."""
 
@@ -248,12 +269,7 @@ class Client(_Operations):
                 error = exc
             if response is not None and response.is_success:
                 return response
-            retryable = call.idempotent and (
-                (error is not None and is_retryable_exception(error))
-                or (response is not None and response.status_code in RETRYABLE_STATUS)
-            )
-            retry_after = parse_retry_after(response.headers.get("retry-after")) if response is not None else None
-            wait = next_wait(self.retry, attempt, started, retry_after) if retryable else None
+            wait = _retry_wait(call, response, error, self.retry, attempt, started)
             if wait is None:
                 raise _failure(call, response, error, started) from error
             time.sleep(wait)
@@ -352,12 +368,7 @@ class AsyncClient:
                 error = exc
             if response is not None and response.is_success:
                 return response
-            retryable = call.idempotent and (
-                (error is not None and is_retryable_exception(error))
-                or (response is not None and response.status_code in RETRYABLE_STATUS)
-            )
-            retry_after = parse_retry_after(response.headers.get("retry-after")) if response is not None else None
-            wait = next_wait(self.retry, attempt, started, retry_after) if retryable else None
+            wait = _retry_wait(call, response, error, self.retry, attempt, started)
             if wait is None:
                 raise _failure(call, response, error, started) from error
             await asyncio.sleep(wait)
