@@ -25,6 +25,7 @@ from ..rollouts.collector import CollectorSettings, RolloutCollector
 from ..rollouts.generator import Generator, SamplingParams
 from ..rollouts.tool_calls import ToolCallParser
 from ..rollouts.types import Rollout, TaskRef
+from .environment import EdgegymEnvironment, environment_component_reward, environment_factory, environment_reward
 
 
 def _key(prompt: Any) -> str:
@@ -36,10 +37,13 @@ def _key(prompt: Any) -> str:
 TASKS: dict[str, TaskRef] = {}
 
 
-def edgegym_dataset(base_url: str, env_id: str, *, split: str = "train", n: int = 256, offset: int = 0, api_key: str | None = None) -> Any:
-    """A ``datasets.Dataset`` whose ``prompt`` column holds the environment's tasks as chat messages."""
+def edgegym_dataset(base_url: str, env_id: str, *, split: str = "train", n: int = 256, offset: int = 0, api_key: str | None = None, seed: int = 0) -> Any:
+    """A ``datasets.Dataset`` whose ``prompt`` column holds the environment's tasks as chat
+    messages, with ``edgegym_index``, ``edgegym_split`` and an episode seed
+    (``edgegym_seed``, drawn from ``seed``) naming the task for ``environment_factory``."""
     from datasets import Dataset  # noqa: PLC0415 - a TRL dependency
 
+    rng = random.Random(seed)
     rows = []
     with Client(base_url, api_key=api_key) as gym:
         while len(rows) < n:
@@ -49,7 +53,7 @@ def edgegym_dataset(base_url: str, env_id: str, *, split: str = "train", n: int 
             for ex in page.examples:
                 prompt = [m.model_dump(exclude_none=True) for m in ex.prompt]
                 TASKS[_key(prompt)] = TaskRef(index=ex.index, seed=None, split=split)
-                rows.append({"prompt": prompt, "edgegym_index": ex.index})
+                rows.append({"prompt": prompt, "edgegym_index": ex.index, "edgegym_split": split, "edgegym_seed": rng.randrange(2**31)})
     return Dataset.from_list(rows)
 
 
@@ -178,4 +182,15 @@ def component_reward(name: str) -> Callable[..., list[float | None]]:
     return reward
 
 
-__all__ = ["EdgegymRolloutFunc", "edgegym_dataset", "edgegym_reward", "component_reward", "to_trl_batch", "TASKS"]
+__all__ = [
+    "EdgegymRolloutFunc",
+    "edgegym_dataset",
+    "edgegym_reward",
+    "component_reward",
+    "to_trl_batch",
+    "TASKS",
+    "EdgegymEnvironment",
+    "environment_factory",
+    "environment_reward",
+    "environment_component_reward",
+]
