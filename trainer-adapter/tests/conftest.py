@@ -29,15 +29,15 @@ def tokenizer():
     return build_tokenizer()
 
 
-@pytest.fixture(scope="session")
-def warm_model_dir(tmp_path_factory: pytest.TempPathFactory, tokenizer, server):
-    """A tiny Llama warmed up on transcripts of the test environments, saved like any
-    checkpoint (the trainer loads it by path). Prompts come from the server's /examples."""
+def env_transcripts(server_url: str, tokenizer) -> list[tuple[list[int], list[int]]]:
+    """Supervised (ids, mask) examples for the test environments: letters for letter-a, a
+    tool call then the sum for calculator, two guesses for guess-number. Prompts come from
+    the server's /examples, so the model learns the prompts the environments really send."""
     from edgegym import Client
 
     rng = random.Random(0)
     examples: list[tuple[list[int], list[int]]] = []
-    with Client(server.url) as gym:
+    with Client(server_url) as gym:
         for ex in gym.examples("letter-a", limit=40).examples:
             prompt = [m.model_dump(exclude_none=True) for m in ex.prompt]
             for letter in "ABCD":
@@ -62,8 +62,17 @@ def warm_model_dir(tmp_path_factory: pytest.TempPathFactory, tokenizer, server):
                 {"role": "assistant", "content": str(g2)},
             ]
             examples.append(transcript_ids(tokenizer, msgs))
+    return examples
+
+
+
+
+@pytest.fixture(scope="session")
+def warm_model_dir(tmp_path_factory: pytest.TempPathFactory, tokenizer, server):
+    """A tiny Llama warmed up on transcripts of the test environments, saved like any
+    checkpoint (the trainer loads it by path)."""
     model = build_model(tokenizer)
-    warm_up(model, examples, steps=250)
+    warm_up(model, env_transcripts(server.url, tokenizer), steps=250)
     out = tmp_path_factory.mktemp("warm-model")
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)

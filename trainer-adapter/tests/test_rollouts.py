@@ -47,7 +47,7 @@ def collect(server, model, tokenizer, env_id, tasks, n, max_tokens=40):
     return asyncio.run(main()), gen
 
 
-def check_provenance(rollout, gen, tokenizer, model):
+def check_provenance(rollout, gen, tokenizer, model, atol=2e-4):
     assert rollout.error is None, rollout.error
     n = len(rollout.completion_ids)
     assert len(rollout.logprobs) == n and len(rollout.env_mask) == n
@@ -76,7 +76,7 @@ def check_provenance(rollout, gen, tokenizer, model):
         trainer_logps = token_logps(model, batch, 1.0)[0]
     model_pos = torch.tensor(rollout.env_mask, dtype=torch.bool)
     sampled = torch.tensor(rollout.logprobs)
-    assert torch.allclose(trainer_logps[model_pos], sampled[model_pos], atol=2e-4), (trainer_logps[model_pos] - sampled[model_pos]).abs().max()
+    assert torch.allclose(trainer_logps[model_pos], sampled[model_pos], atol=atol), (trainer_logps[model_pos] - sampled[model_pos]).abs().max()
 
 
 def test_multi_turn_episode_tokens(server, warm_model, tokenizer):

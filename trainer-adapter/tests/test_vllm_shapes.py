@@ -1,8 +1,10 @@
 """The vLLM path's HTTP calls checked against vLLM 0.32.0's request and response shapes.
 
-THIS IS NOT A REAL vLLM RUN: no GPU is available here. ``ShapeCheckingVLLM`` is a test
-server that validates every request against the pydantic shapes below, transcribed from
-the vLLM 0.32.0 wheel's sources, and answers in vLLM's response shapes. Generation
+THIS IS NOT A REAL vLLM RUN (test_vllm_server.py is: generation, LoRA loading and the
+control routes against a real vLLM 0.32.0 on CPU). This file matters for what needs GPUs,
+the NCCL full-weight routes. ``ShapeCheckingVLLM`` is a test server that validates every
+request against the pydantic shapes below, transcribed from the vLLM 0.32.0 wheel's
+sources, and answers in vLLM's response shapes. Generation
 behind it is the tiny in-process model, so the token ids and logprobs it returns are real
 samples. Sources (vllm==0.32.0):
 

@@ -68,15 +68,17 @@ def build_tokenizer(vocab_size: int = 420) -> PreTrainedTokenizerFast:
     return fast
 
 
-def build_model(tokenizer: PreTrainedTokenizerFast, seed: int = 0) -> LlamaForCausalLM:
+def build_model(tokenizer: PreTrainedTokenizerFast, seed: int = 0, *, heads: int = 4, kv_heads: int = 2) -> LlamaForCausalLM:
+    """``heads=2, kv_heads=1`` gives 32-wide attention heads, the narrowest vLLM's CPU
+    attention backend runs (``CPUAttentionBackend.get_supported_head_sizes``)."""
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=64,
         intermediate_size=128,
         num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
         max_position_embeddings=1024,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,

@@ -22,6 +22,7 @@ vLLM routes used (vLLM 0.32.0 sources):
 
 from __future__ import annotations
 
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any, Protocol
@@ -76,14 +77,17 @@ class VLLMLoraSync:
 
     The generator is switched to the new name (requests name the adapter as ``model``).
     Adapters older than ``keep`` versions are unloaded and their directories removed;
-    ``keep`` covers the batches still being generated with older versions.
+    ``keep`` covers the batches still being generated with older versions. Names carry a
+    random run tag unless ``name_prefix`` is given: a vLLM server outlives training runs,
+    and a resumed or second run would otherwise ask for a name still loaded (vLLM answers
+    400, found against a real vLLM 0.32.0).
     """
 
-    def __init__(self, base_url: str, generator: Any, adapter_dir: str | Path, *, name_prefix: str = "edgegym", keep: int = 2, timeout: float = 300.0, api_key: str | None = None) -> None:
+    def __init__(self, base_url: str, generator: Any, adapter_dir: str | Path, *, name_prefix: str | None = None, keep: int = 2, timeout: float = 300.0, api_key: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.generator = generator
         self.adapter_dir = Path(adapter_dir)
-        self.name_prefix = name_prefix
+        self.name_prefix = name_prefix or f"edgegym-{secrets.token_hex(3)}"
         self.keep = max(1, keep)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(timeout=timeout, headers=headers)
