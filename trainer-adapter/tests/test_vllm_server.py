@@ -95,18 +95,20 @@ def _letter_prompt(server, tokenizer) -> list[int]:
     return ChatTokens(tokenizer).prompt_ids(prompt)
 
 
-def test_generation_returns_sampled_token_ids_with_the_trainers_logprobs(server, vllm, vllm_model_dir, tokenizer):
+@pytest.mark.parametrize("temperature", [1.0, 0.7])
+def test_generation_returns_sampled_token_ids_with_the_trainers_logprobs(server, vllm, vllm_model_dir, tokenizer, temperature):
     prompt_ids = _letter_prompt(server, tokenizer)
-    gen = _generate(VLLMGenerator(vllm.url, SERVED), prompt_ids, max_tokens=12, temperature=1.0, seed=3)
+    gen = _generate(VLLMGenerator(vllm.url, SERVED), prompt_ids, max_tokens=12, temperature=temperature, seed=3)
     assert gen.completion_ids and len(gen.logprobs) == len(gen.completion_ids)
     if gen.finish_reason == "stop":
         assert gen.completion_ids[-1] == tokenizer.eos_token_id
-    # The logprobs vLLM reports are the ones the trainer computes for the same tokens.
+    # The logprobs vLLM reports (processed_logprobs: after temperature) are the ones the
+    # trainer computes for the same tokens, logits divided by the sampling temperature.
     model = _hf_model(vllm_model_dir)
     ids = torch.tensor([prompt_ids + gen.completion_ids])
     with torch.no_grad():
-        logits = model(ids).logits[0, len(prompt_ids) - 1 : -1]
-    mine = torch.log_softmax(logits.float(), dim=-1).gather(1, torch.tensor(gen.completion_ids)[:, None])[:, 0]
+        logits = model(ids).logits[0, len(prompt_ids) - 1 : -1].float() / temperature
+    mine = torch.log_softmax(logits, dim=-1).gather(1, torch.tensor(gen.completion_ids)[:, None])[:, 0]
     assert torch.allclose(mine, torch.tensor(gen.logprobs), atol=1e-3), (mine - torch.tensor(gen.logprobs)).abs().max()
 
 

@@ -46,6 +46,9 @@ class VLLMServer:
             "--max-lora-rank", str(self.max_lora_rank),
             "--max-loras", "2",
             "--seed", "0",
+            # Logprobs of the distribution sampled from (temperature applied), as the
+            # trainer's importance weights assume; docs/training.md starts vLLM the same way.
+            "--logprobs-mode", "processed_logprobs",
         ]  # fmt: skip
         env = {
             **os.environ,
