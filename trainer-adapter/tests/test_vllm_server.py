@@ -234,3 +234,12 @@ def test_grpo_run_generates_on_vllm_with_the_adapter_of_every_step(server, vllm,
     vllm_logps = torch.tensor(gen.logprobs)
     assert torch.allclose(mine, vllm_logps, atol=1e-3), (mine - vllm_logps).abs().max()
     assert (base - vllm_logps).abs().max() > 1e-2, "vLLM generated with the base weights, not the trained adapter"
+
+
+def test_a_prompt_longer_than_vllms_context_is_a_clear_error(vllm):
+    from edgegym.errors import EdgegymError
+
+    with pytest.raises(EdgegymError) as caught:
+        _generate(VLLMGenerator(vllm.url, SERVED), [5] * 1100, max_tokens=4, temperature=1.0)
+    assert caught.value.status == 400 and caught.value.code == "model_error"
+    assert "1024" in str(caught.value)  # vLLM names its --max-model-len
