@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   episode_done: 409,
   episode_closed: 409,
   idempotency_key_reused: 409,
+  eval_running: 409,
   episode_expired: 410,
   payload_too_large: 413,
   invalid_env_args: 422,

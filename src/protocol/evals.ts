@@ -182,6 +182,21 @@ export const EvalJob = z
   .meta({ id: "EvalJob", description: "An evaluation job run by the server." });
 export type EvalJob = z.infer<typeof EvalJob>;
 
+/** The answer to `DELETE /v1/evals/{eval_id}`. */
+export const EvalDeleteResponse = z
+  .object({
+    eval_id: EvalId,
+    deleted: z.literal(true).meta({ description: "Always true: the job and its rollouts are gone (a second delete answers 404)." }),
+    rollouts_deleted: z.number().int().min(0).meta({ description: "Stored rollouts removed with the job." }),
+  })
+  .strict()
+  .meta({
+    id: "EvalDeleteResponse",
+    description: "A deleted evaluation job.",
+    example: { eval_id: "ev_4f1c9a0b2d3e4f5a6b7c8d9e0f1a2b3c", deleted: true, rollouts_deleted: 15 },
+  });
+export type EvalDeleteResponse = z.infer<typeof EvalDeleteResponse>;
+
 export const EvalJobList = z.object({ evals: z.array(EvalJob) }).strict().meta({ id: "EvalJobList" });
 export type EvalJobList = z.infer<typeof EvalJobList>;
 

@@ -10,6 +10,8 @@ export interface ConfigVars {
   EDGEGYM_TTL_SECONDS?: string | undefined;
   EDGEGYM_MAX_TTL_SECONDS?: string | undefined;
   EDGEGYM_BODY_LIMIT_BYTES?: string | undefined;
+  /** Days an ended evaluation job is kept before the reaper deletes it; unset keeps them forever. */
+  EDGEGYM_EVAL_RETENTION_DAYS?: string | undefined;
 }
 
 /** `undefined` for an unset or empty variable; an error that names the variable for anything but a positive integer. */
@@ -34,5 +36,7 @@ export function serverConfigFromVars(vars: ConfigVars): Partial<ServerConfig> {
   if (body !== undefined) out.bodyLimitBytes = body;
   if (ttl !== undefined) out.defaultTtlSeconds = ttl;
   if (maxTtl !== undefined) out.maxTtlSeconds = maxTtl;
+  const retention = positiveIntVar("EDGEGYM_EVAL_RETENTION_DAYS", vars.EDGEGYM_EVAL_RETENTION_DAYS);
+  if (retention !== undefined) out.evalRetentionDays = retention;
   return out;
 }

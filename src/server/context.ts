@@ -24,6 +24,8 @@ export interface ServerConfig {
   evalRetryAfterSeconds: number;
   /** How long a job's runner holds it between heartbeats; a crashed runner's job is taken over after this. */
   evalLeaseMs: number;
+  /** Ended jobs (and their rollouts) older than this many days (by finished_at) are deleted by the reaper; null keeps them forever. */
+  evalRetentionDays: number | null;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -38,6 +40,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   evalMaxConcurrentRequests: 64,
   evalRetryAfterSeconds: 10,
   evalLeaseMs: 30_000,
+  evalRetentionDays: null,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

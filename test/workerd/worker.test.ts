@@ -126,6 +126,52 @@ describe("the cron trigger", () => {
   });
 });
 
+describe("deleting evaluation jobs on D1", () => {
+  // Jobs do not run on a Worker (POST /v1/evals is 503 there), but a D1 database can hold
+  // them (written by a Node server, or imported), and the delete and retention statements
+  // must hold on D1 itself: written here straight into the tables.
+  const DAY = 24 * 3600 * 1000;
+  const addJob = async (id: string, status: string, finishedAt: number | null, rollouts: number) => {
+    const request = JSON.stringify({ env_id: "reverse-text", model: "m", num_examples: 1, rollouts_per_example: rollouts, max_concurrent: 1, split: "eval" });
+    await env.DB.prepare(
+      "INSERT INTO eval_jobs (id, env_id, env_version, model, status, request, split, num_examples, total_rollouts, cancel_requested, run_ms, created_at, updated_at, finished_at) VALUES (?, 'reverse-text', '1', 'm', ?, ?, 'eval', 1, ?, 0, 0, ?, ?, ?)",
+    )
+      .bind(id, status, request, rollouts, Date.now() - 30 * DAY, Date.now(), finishedAt)
+      .run();
+    for (let i = 0; i < rollouts; i++) {
+      await env.DB.prepare("INSERT INTO eval_rollouts (job_id, example_id, rollout_index, reward, row, created_at) VALUES (?, 0, ?, 1, '{}', 0)").bind(id, i).run();
+    }
+  };
+  const rows = async (id: string) => ({
+    jobs: (await env.DB.prepare("SELECT count(*) AS n FROM eval_jobs WHERE id = ?").bind(id).first<{ n: number }>())?.n,
+    rollouts: (await env.DB.prepare("SELECT count(*) AS n FROM eval_rollouts WHERE job_id = ?").bind(id).first<{ n: number }>())?.n,
+  });
+
+  it("DELETE removes an ended job and its rollouts, refuses a running one", async () => {
+    await addJob("ev_d1_done", "completed", Date.now(), 3);
+    await addJob("ev_d1_live", "running", null, 2);
+    const deleted = await call(worker, env, "DELETE", "/v1/evals/ev_d1_done");
+    expect([deleted.status, deleted.json]).toEqual([200, { eval_id: "ev_d1_done", deleted: true, rollouts_deleted: 3 }]);
+    expect(await rows("ev_d1_done")).toEqual({ jobs: 0, rollouts: 0 });
+    const refused = await call(worker, env, "DELETE", "/v1/evals/ev_d1_live");
+    expect([refused.status, refused.json.error.code]).toEqual([409, "eval_running"]);
+    expect(await rows("ev_d1_live")).toEqual({ jobs: 1, rollouts: 2 });
+  });
+
+  it("the cron deletes ended jobs past EDGEGYM_EVAL_RETENTION_DAYS, and only those", async () => {
+    await addJob("ev_d1_old", "failed", Date.now() - 10 * DAY, 2);
+    await addJob("ev_d1_recent", "completed", Date.now() - DAY, 1);
+    await addJob("ev_d1_running", "running", null, 1);
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env, createExecutionContext());
+    expect(await rows("ev_d1_old")).toEqual({ jobs: 1, rollouts: 2 }); // no retention set: kept
+    const bindings: WorkerBindings = { ...env, EDGEGYM_EVAL_RETENTION_DAYS: "7" };
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), bindings, createExecutionContext());
+    expect(await rows("ev_d1_old")).toEqual({ jobs: 0, rollouts: 0 });
+    expect(await rows("ev_d1_recent")).toEqual({ jobs: 1, rollouts: 1 });
+    expect(await rows("ev_d1_running")).toEqual({ jobs: 1, rollouts: 1 });
+  });
+});
+
 describe("configuration from Worker vars and secrets", () => {
   it("takes API keys from EDGEGYM_API_KEYS and TTLs from the vars", async () => {
     const bindings: WorkerBindings = { ...env, EDGEGYM_API_KEYS: "sk-one, sk-two", EDGEGYM_TTL_SECONDS: "120", EDGEGYM_MAX_TTL_SECONDS: "300" };

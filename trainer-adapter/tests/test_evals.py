@@ -175,6 +175,7 @@ def test_eval_error_codes(eval_server):
             lambda: gym.cancel_eval(missing),
             lambda: gym.eval_results(missing),
             lambda: list(gym.eval_events(missing)),
+            lambda: gym.delete_eval(missing),
         ):
             with pytest.raises(EdgegymError) as err:
                 call()
@@ -196,6 +197,44 @@ def test_eval_error_codes(eval_server):
             gym.create_eval({"env_id": "reverse-text", "base_url": "http://example.invalid/v1"})
         with pytest.raises(TypeError):
             gym.create_eval({"env_id": "reverse-text"}, num_examples=2)
+
+
+def test_delete_eval_removes_an_ended_job_and_refuses_a_live_one(eval_server, model):
+    model.hold(after=1)  # one rollout answers, the rest wait: the job stays running
+    try:
+        with Client(eval_server.url, retry=FAST) as gym:
+            live = gym.create_eval("reverse-text", model=HELD_MODEL, num_examples=3, rollouts_per_example=1, max_concurrent=1)
+            for event in gym.eval_events(live.eval_id):
+                if event.progress.done == 1:
+                    break
+            with pytest.raises(EdgegymError) as err:
+                gym.delete_eval(live.eval_id)
+            assert (err.value.status, err.value.code) == (409, "eval_running") and "cancel" in err.value.message
+            assert gym.eval(live.eval_id).status == "running" and len(gym.eval_results(live.eval_id)) == 1, "nothing lost"
+
+            # Cancelled, it has ended: the delete takes it and its one stored rollout.
+            assert gym.cancel_eval(live.eval_id).status == "cancelled"
+            gone = gym.delete_eval(live.eval_id)
+            assert gone == models.EvalDeleteResponse(eval_id=live.eval_id, deleted=True, rollouts_deleted=1)
+            for call in (lambda: gym.eval(live.eval_id), lambda: gym.eval_results(live.eval_id), lambda: gym.delete_eval(live.eval_id)):
+                with pytest.raises(EdgegymError) as err:
+                    call()
+                assert (err.value.status, err.value.code) == (404, "eval_not_found")
+            assert live.eval_id not in [j.eval_id for j in gym.evals(limit=200).evals]
+    finally:
+        model.release()
+
+    async def main() -> tuple[models.EvalDeleteResponse, int]:
+        async with AsyncClient(eval_server.url, retry=FAST) as gym:
+            job = await gym.create_eval("reverse-text", num_examples=2, rollouts_per_example=2)
+            _ = [e async for e in gym.eval_events(job.eval_id)]
+            gone = await gym.delete_eval(job.eval_id)
+            with pytest.raises(EdgegymError) as err:
+                await gym.eval(job.eval_id)
+            return gone, err.value.status or 0
+
+    gone, status = asyncio.run(main())
+    assert gone.deleted and gone.rollouts_deleted == 4 and status == 404
 
 
 def test_creating_a_job_is_never_retried(eval_server):

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, exists, inArray, isNull, lt, notExists, or, sql } from "drizzle-orm";
 import type { EvalRollout, EvalStatus } from "../../protocol/index.js";
 import type { EdgegymDb } from "./database.js";
 import { evalJobs, evalRollouts, type EvalJobRow, type NewEvalJobRow } from "./schema.js";
@@ -10,6 +10,25 @@ export interface JobProgressCounts {
 }
 
 const LIVE: EvalStatus[] = ["queued", "running"];
+/** Statuses a job never leaves: `claim` takes only live jobs, `fail` only live ones, `finish` only with our lease. */
+const ENDED: EvalStatus[] = ["completed", "failed", "cancelled"];
+
+/**
+ * How a job and its rollouts are deleted, on better-sqlite3 and on D1 alike (no
+ * transaction spans two statements there), by a DELETE request or by the retention pass:
+ *
+ *  1. its rollouts, only while the job row exists and has ended (an EXISTS guard in the
+ *     same statement);
+ *  2. the job row, only while it has ended and no rollout of it is left.
+ *
+ * An ended status is final, so a job that is queued or running is never touched by
+ * either statement, and one that starts between them cannot exist (a job does not go
+ * back from ended to live). A rollout is only ever stored for a live job (the guard in
+ * `insertRollout`), so nothing lands between 1 and 2 either. The other order (job row
+ * first) would leave rollouts that no API can name and only a full-table scan finds if
+ * the process died between the statements; this order leaves at worst an ended job
+ * with fewer rollouts, still listed, that the next DELETE or retention pass finishes.
+ */
 
 /**
  * Evaluation jobs and their rollouts. Like the episode store, every write that may race
@@ -131,9 +150,25 @@ export class EvalStore {
 
   /** Stores a finished rollout once; a second write of the same (job, row, index) is ignored. */
   async insertRollout(jobId: string, row: EvalRollout, now: number): Promise<void> {
+    // INSERT … SELECT … FROM eval_jobs WHERE the job is live: a runner whose lease lapsed
+    // and whose job was then ended (or deleted) elsewhere stores nothing, so an ended job's
+    // rollouts never change again and a delete leaves no stragglers behind.
     await this.db
       .insert(evalRollouts)
-      .values({ jobId, exampleId: row.example_id, rolloutIndex: row.rollout_index, reward: row.reward, errorCode: row.error?.error ?? null, row, createdAt: now })
+      .select(
+        this.db
+          .select({
+            jobId: evalJobs.id,
+            exampleId: sql<number>`${row.example_id}`.as("example_id"),
+            rolloutIndex: sql<number>`${row.rollout_index}`.as("rollout_index"),
+            reward: sql<number>`${row.reward}`.as("reward"),
+            errorCode: sql<string | null>`${row.error?.error ?? null}`.as("error_code"),
+            row: sql<unknown>`${JSON.stringify(row)}`.as("row"),
+            createdAt: sql<number>`${now}`.as("created_at"),
+          })
+          .from(evalJobs)
+          .where(and(eq(evalJobs.id, jobId), inArray(evalJobs.status, LIVE))),
+      )
       .onConflictDoNothing();
   }
 
@@ -151,6 +186,53 @@ export class EvalStore {
       .from(evalRollouts)
       .where(eq(evalRollouts.jobId, jobId));
     return { done: Number(row?.done ?? 0), errors: Number(row?.errors ?? 0), meanReward: row?.meanReward ?? null };
+  }
+
+  /**
+   * Deletes an ended job and its rollouts (see the note at the top of this file for the
+   * order). Returns the rollouts removed, or null when no ended job of that id is left
+   * to delete (unknown, still live, or deleted by someone else first).
+   */
+  async deleteEnded(id: string): Promise<{ rollouts: number } | null> {
+    const ended = and(eq(evalJobs.id, id), inArray(evalJobs.status, ENDED));
+    // Counted first: the delete itself reports its row count differently per driver, and
+    // an ended job's rollouts no longer change (see insertRollout).
+    const { done } = await this.progress(id);
+    await this.db.delete(evalRollouts).where(and(eq(evalRollouts.jobId, id), exists(this.db.select({ one: sql`1` }).from(evalJobs).where(ended))));
+    const gone = await this.db
+      .delete(evalJobs)
+      .where(and(ended, notExists(this.db.select({ one: sql`1` }).from(evalRollouts).where(eq(evalRollouts.jobId, evalJobs.id)))))
+      .returning({ id: evalJobs.id });
+    return gone.length === 1 ? { rollouts: done } : null;
+  }
+
+  /**
+   * Deletes up to `limit` jobs that ended before `cutoff` (finished_at, ms), oldest first,
+   * with their rollouts, in the order of `deleteEnded` but for the whole batch in three
+   * statements (a D1 cron run stays small). A job whose rollouts were not all removed
+   * (one past the batch's boundary) stays for the next pass.
+   */
+  async deleteEndedBefore(cutoff: number, limit: number): Promise<{ jobs: number; rollouts: number }> {
+    const batch = this.db
+      .select({ id: evalJobs.id })
+      .from(evalJobs)
+      .where(and(inArray(evalJobs.status, ENDED), lt(evalJobs.finishedAt, cutoff)))
+      .orderBy(asc(evalJobs.finishedAt), asc(evalJobs.id))
+      .limit(limit);
+    const [counted] = await this.db.select({ n: sql<number>`count(*)` }).from(evalRollouts).where(inArray(evalRollouts.jobId, batch));
+    await this.db.delete(evalRollouts).where(inArray(evalRollouts.jobId, batch));
+    const gone = await this.db
+      .delete(evalJobs)
+      .where(
+        and(
+          inArray(evalJobs.status, ENDED),
+          lt(evalJobs.finishedAt, cutoff),
+          inArray(evalJobs.id, batch),
+          notExists(this.db.select({ one: sql`1` }).from(evalRollouts).where(eq(evalRollouts.jobId, evalJobs.id))),
+        ),
+      )
+      .returning({ id: evalJobs.id });
+    return { jobs: gone.length, rollouts: Number(counted?.n ?? 0) };
   }
 
   /** Rollouts in (row, rollout index) order. */

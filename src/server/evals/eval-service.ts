@@ -1,6 +1,6 @@
 import { parseArgs as parseEnvArgs, type EnvRegistry } from "../../envs/index.js";
 import { envInfo } from "../../envs/index.js";
-import { EvalRequest, type EvalJob, type EvalRequestInput, type EvalRollout, type EvalStatus, type EvalSummary } from "../../protocol/index.js";
+import { EvalRequest, type EvalDeleteResponse, type EvalJob, type EvalRequestInput, type EvalRollout, type EvalStatus, type EvalSummary } from "../../protocol/index.js";
 import { OpenAIChatModel, resolveExampleCount, resolveSplit, type ChatModel } from "../../eval/index.js";
 import type { ServerConfig } from "../context.js";
 import type { EvalStore } from "../db/eval-store.js";
@@ -15,6 +15,10 @@ const TERMINAL: ReadonlySet<EvalStatus> = new Set(["completed", "failed", "cance
 export const isTerminal = (status: EvalStatus): boolean => TERMINAL.has(status);
 
 /** How many model requests a job can have in flight: one per rollout running. */
+/** Jobs the retention pass deletes at most per run: a D1 cron invocation stays a few statements over a bounded set. */
+export const RETENTION_BATCH = 100;
+const DAY_MS = 24 * 3600 * 1000;
+
 const slotsFor = (job: Pick<EvalJobRow, "request" | "totalRollouts">): number =>
   Math.max(1, Math.min(EvalRequest.parse(job.request).max_concurrent, job.totalRollouts));
 
@@ -241,6 +245,32 @@ export class EvalService {
       this.notify(id);
     }
     return this.get(id);
+  }
+
+  /**
+   * Deletes an ended job with its stored rollouts. A live job is refused (409
+   * `eval_running`): cancel it first, so a runner never loses the rows it is writing.
+   */
+  async delete(id: string): Promise<EvalDeleteResponse> {
+    const row = await this.row(id);
+    if (!isTerminal(row.status)) {
+      throw new ApiError("eval_running", `evaluation "${id}" is ${row.status}; cancel it first (POST /v1/evals/${id}/cancel), then delete it once it has ended`);
+    }
+    const gone = await this.store.deleteEnded(id);
+    // Ended is final, so the only way to miss here is a concurrent delete that won.
+    if (!gone) throw new ApiError("eval_not_found", `no evaluation "${id}"; it was deleted by another request`);
+    return { eval_id: id, deleted: true, rollouts_deleted: gone.rollouts };
+  }
+
+  /**
+   * The retention pass: deletes jobs that ended more than `evalRetentionDays` ago, with
+   * their rollouts, at most RETENTION_BATCH per call (the reaper calls it every run, so a
+   * backlog drains over a few runs). Null when no retention is set (keep forever).
+   */
+  async reapEnded(now = this.clock()): Promise<{ jobs: number; rollouts: number } | null> {
+    const days = this.config.evalRetentionDays;
+    if (days === null) return null;
+    return this.store.deleteEndedBefore(now - days * DAY_MS, RETENTION_BATCH);
   }
 
   /** Rollouts as stored, in (row, rollout index) order, a page at a time. */

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { serverConfigFromVars } from "../config-vars.js";
 import { loadServerConfig } from "./config.js";
 
 describe("loadServerConfig", () => {
@@ -19,6 +20,18 @@ describe("loadServerConfig", () => {
     const file = join(dir, "bad.json");
     writeFileSync(file, JSON.stringify({ api_keyz: [] }));
     expect(() => loadServerConfig({}, file)).toThrow(/bad.json/);
+  });
+
+  it("reads the eval retention in days from EDGEGYM_EVAL_RETENTION_DAYS or eval_retention_days; unset keeps jobs forever", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ eval_retention_days: 30 }));
+    expect(loadServerConfig({}, file).evalRetentionDays).toBe(30);
+    expect(loadServerConfig({ EDGEGYM_EVAL_RETENTION_DAYS: "7" }, file).evalRetentionDays).toBe(7);
+    expect(loadServerConfig({}).evalRetentionDays).toBeUndefined();
+    expect(() => loadServerConfig({ EDGEGYM_EVAL_RETENTION_DAYS: "0" })).toThrow(/EDGEGYM_EVAL_RETENTION_DAYS must be a positive integer/);
+    expect(serverConfigFromVars({ EDGEGYM_EVAL_RETENTION_DAYS: "14" }).evalRetentionDays).toBe(14);
+    expect(serverConfigFromVars({}).evalRetentionDays).toBeUndefined();
   });
 
   it("is open (no keys) by default", () => {

@@ -14,6 +14,7 @@ const ConfigFile = z
     eval_api_key: z.string().min(1).optional(),
     eval_model: z.string().min(1).optional(),
     eval_max_concurrent_requests: z.number().int().positive().optional(),
+    eval_retention_days: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -47,5 +48,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (evalSlots !== undefined) out.evalMaxConcurrentRequests = evalSlots;
   const lease = positiveInt("EDGEGYM_EVAL_LEASE_SECONDS", env.EDGEGYM_EVAL_LEASE_SECONDS);
   if (lease !== undefined) out.evalLeaseMs = lease * 1000;
+  const retention = positiveInt("EDGEGYM_EVAL_RETENTION_DAYS", env.EDGEGYM_EVAL_RETENTION_DAYS) ?? file.eval_retention_days;
+  if (retention !== undefined) out.evalRetentionDays = retention;
   return out;
 }

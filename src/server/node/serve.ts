@@ -14,7 +14,7 @@ export interface NodeServerOptions {
   config?: Partial<ServerConfig>;
   /** Environments beside the built-ins (from `--env`). */
   extraEnvs?: AnyEnvironment[];
-  /** How often expired episodes are reaped; 0 turns the reaper off. */
+  /** How often expired episodes (and, with a retention set, old ended eval jobs) are reaped; 0 turns the reaper off. */
   reapIntervalMs?: number;
 }
 
@@ -23,7 +23,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The Node runtime: better-sqlite3 + @hono/node-server + a timer that reaps expired episodes. */
+/** The Node runtime: better-sqlite3 + @hono/node-server + a timer that reaps expired episodes and old eval jobs. */
 export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
   const database = openNodeDatabase(options.dbPath);
   const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnlyBuiltinEnvs, ...(options.extraEnvs ?? [])]);
@@ -35,6 +35,12 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
       if (expired || deleted) console.log(`reaper: expired ${expired} episode(s), removed ${deleted} old tombstone(s)`);
     } catch (err) {
       console.error("reaper failed:", err);
+    }
+    try {
+      const evalsReaped = await evals.reapEnded(Date.now());
+      if (evalsReaped?.jobs) console.log(`reaper: deleted ${evalsReaped.jobs} ended eval job(s) past retention, with ${evalsReaped.rollouts} rollout(s)`);
+    } catch (err) {
+      console.error("eval retention pass failed:", err);
     }
   };
   const interval = options.reapIntervalMs ?? 60_000;

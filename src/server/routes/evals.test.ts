@@ -1,14 +1,18 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { count, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
-import { EvalJob, EvalRollout } from "../../protocol/index.js";
+import { EvalDeleteResponse, EvalJob, EvalRequest, EvalRollout } from "../../protocol/index.js";
 import { calculator, toolUsingModel } from "../../../test/support/eval-envs.js";
 import { reverseLastUser, startScriptedModel, type ScriptedModelServer, type ScriptedPolicy } from "../../../test/support/scripted-model.js";
 import { createApp } from "../app.js";
 import type { ServerConfig } from "../context.js";
+import { EvalStore } from "../db/eval-store.js";
 import { openNodeDatabase, type NodeDatabase } from "../db/node-sqlite.js";
+import { evalJobs, evalRollouts, type NewEvalJobRow } from "../db/schema.js";
+import { RETENTION_BATCH } from "../evals/eval-service.js";
 
 const cleanup: (() => unknown)[] = [];
 afterEach(async () => {
@@ -27,9 +31,14 @@ const slow = (ms: number): ScriptedPolicy => async (req, n) => {
 };
 
 /** A whole app on a SQLite file, started like `edgegym serve` starts it (evals.start()). */
-function server(opts: { dbPath?: string; config?: Partial<ServerConfig>; envs?: AnyEnvironment[]; start?: boolean } = {}) {
+function server(opts: { dbPath?: string; config?: Partial<ServerConfig>; envs?: AnyEnvironment[]; start?: boolean; clock?: () => number } = {}) {
   const database: NodeDatabase = openNodeDatabase(opts.dbPath ?? ":memory:");
-  const built = createApp({ db: database.db, registry: new EnvRegistry("node", opts.envs ?? [...builtinEnvs, calculator]), config: { evalApiKey: "sk-secret-123", ...opts.config } });
+  const built = createApp({
+    db: database.db,
+    registry: new EnvRegistry("node", opts.envs ?? [...builtinEnvs, calculator]),
+    config: { evalApiKey: "sk-secret-123", ...opts.config },
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   if (opts.start !== false) built.evals.start(200);
   let closed = false;
   const close = async () => {
@@ -60,7 +69,7 @@ function server(opts: { dbPath?: string; config?: Partial<ServerConfig>; envs?: 
       await new Promise((r) => setTimeout(r, 25));
     }
   };
-  return { ...built, call, waitFor, close };
+  return { ...built, database, call, waitFor, close };
 }
 
 function tempDb(): string {
@@ -216,5 +225,184 @@ describe("eval jobs across a restart", () => {
     const job = await second.waitFor(created.json.eval_id, (j) => j.status === "failed");
     expect(job.error).toMatch(/environment "calculator" is not served here/);
     expect(job.progress.done).toBeGreaterThanOrEqual(1);
+  });
+});
+
+/** Rows left in the database for a job: its job row and its rollouts. */
+async function stored(database: NodeDatabase, id: string): Promise<{ jobs: number; rollouts: number }> {
+  const [jobs] = await database.db.select({ n: count() }).from(evalJobs).where(eq(evalJobs.id, id));
+  const [rollouts] = await database.db.select({ n: count() }).from(evalRollouts).where(eq(evalRollouts.jobId, id));
+  return { jobs: jobs?.n ?? -1, rollouts: rollouts?.n ?? -1 };
+}
+
+describe("DELETE /v1/evals/{eval_id}", () => {
+  it("deletes an ended job with every rollout it stored", async () => {
+    const m = await model(reverseLastUser);
+    const { call, waitFor, database } = server({ config: { evalBaseUrl: m.baseUrl } });
+    const keep = (await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 2, rollouts_per_example: 1 })).json.eval_id as string;
+    const id = (await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 3, rollouts_per_example: 2 })).json.eval_id as string;
+    await waitFor(keep, (j) => j.status === "completed");
+    await waitFor(id, (j) => j.status === "completed");
+    expect(await stored(database, id)).toEqual({ jobs: 1, rollouts: 6 });
+
+    const deleted = await call("DELETE", `/v1/evals/${id}`);
+    expect(deleted.status).toBe(200);
+    expect(EvalDeleteResponse.parse(deleted.json)).toEqual({ eval_id: id, deleted: true, rollouts_deleted: 6 });
+    expect(await stored(database, id)).toEqual({ jobs: 0, rollouts: 0 });
+    for (const path of [`/v1/evals/${id}`, `/v1/evals/${id}/results`, `/v1/evals/${id}/events`]) {
+      const res = await call("GET", path);
+      expect([res.status, res.json.error.code], path).toEqual([404, "eval_not_found"]);
+    }
+    expect((await call("GET", "/v1/evals")).json.evals.map((j: EvalJob) => j.eval_id)).toEqual([keep]);
+    // The other job is untouched, and a second delete of the same id is 404.
+    expect(await stored(database, keep)).toEqual({ jobs: 1, rollouts: 2 });
+    const again = await call("DELETE", `/v1/evals/${id}`);
+    expect([again.status, again.json.error.code]).toEqual([404, "eval_not_found"]);
+  });
+
+  it("refuses a running job with 409 eval_running and loses nothing; after a cancel it deletes", async () => {
+    const m = await model(slow(80));
+    const { call, waitFor, database } = server({ config: { evalBaseUrl: m.baseUrl } });
+    const id = (await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 20, rollouts_per_example: 1, max_concurrent: 1 })).json.eval_id as string;
+    await waitFor(id, (j) => j.progress.done >= 2);
+    const refused = await call("DELETE", `/v1/evals/${id}`);
+    expect([refused.status, refused.json.error.code]).toEqual([409, "eval_running"]);
+    expect(refused.json.error.message).toMatch(/cancel it first/);
+    // Still there and still running: it keeps storing rollouts after the refusal.
+    const after = await waitFor(id, (j) => j.progress.done >= 3);
+    expect(after.status).toBe("running");
+    expect((await stored(database, id)).jobs).toBe(1);
+
+    const cancelled = await call("POST", `/v1/evals/${id}/cancel`);
+    expect(cancelled.json.status).toBe("cancelled");
+    const deleted = await call("DELETE", `/v1/evals/${id}`);
+    expect(deleted.json).toEqual({ eval_id: id, deleted: true, rollouts_deleted: cancelled.json.progress.done });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await stored(database, id)).toEqual({ jobs: 0, rollouts: 0 });
+  });
+
+  it("refuses a queued job with 409 eval_running", async () => {
+    const m = await model(reverseLastUser);
+    const { call, evals } = server({ config: { evalBaseUrl: m.baseUrl } });
+    await evals.stop(); // a stopping server admits the job but runs nothing: it stays queued
+    const created = await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 1 });
+    expect(created.json.status).toBe("queued");
+    const refused = await call("DELETE", `/v1/evals/${created.json.eval_id}`);
+    expect([refused.status, refused.json.error.code]).toEqual([409, "eval_running"]);
+    expect((await call("GET", `/v1/evals/${created.json.eval_id}`)).json.status).toBe("queued");
+  });
+
+  it("answers 404 eval_not_found for an unknown id", async () => {
+    const { call } = server();
+    const res = await call("DELETE", "/v1/evals/ev_missing");
+    expect([res.status, res.json.error.code]).toEqual([404, "eval_not_found"]);
+  });
+
+  it("a rollout that arrives for an ended job is not stored (no orphans after a delete)", async () => {
+    const m = await model(reverseLastUser);
+    const { call, waitFor, database } = server({ config: { evalBaseUrl: m.baseUrl } });
+    const id = (await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 1, rollouts_per_example: 1 })).json.eval_id as string;
+    await waitFor(id, (j) => j.status === "completed");
+    const [row] = (await call("GET", `/v1/evals/${id}/results`)).text.trim().split("\n").map((l) => EvalRollout.parse(JSON.parse(l)));
+    const store = new EvalStore(database.db);
+    // What a runner whose lease lapsed would write late, for a key not stored yet.
+    await store.insertRollout(id, { ...(row as EvalRollout), rollout_index: 7 }, Date.now());
+    expect((await stored(database, id)).rollouts).toBe(1);
+    await call("DELETE", `/v1/evals/${id}`);
+    await store.insertRollout(id, row as EvalRollout, Date.now());
+    expect(await stored(database, id)).toEqual({ jobs: 0, rollouts: 0 });
+  });
+});
+
+/** A job row as `POST /v1/evals` stores it once claimed. */
+function jobRow(id: string, now: number): NewEvalJobRow {
+  const request = EvalRequest.parse({ env_id: "reverse-text", model: "m", num_examples: 1, rollouts_per_example: 2, split: "eval" });
+  return {
+    id, envId: "reverse-text", envVersion: "1", model: "m", status: "running", request, split: "eval", numExamples: 1, totalRollouts: 2,
+    summary: null, error: null, cancelRequested: false, leaseOwner: "proc_test", leaseExpiresAt: now + 30_000, runMs: 0,
+    createdAt: now, updatedAt: now, startedAt: now, finishedAt: null,
+  };
+}
+
+function sampleRollouts(n: number): EvalRollout[] {
+  return Array.from({ length: n }, (_, i) =>
+    EvalRollout.parse({
+      example_id: 0, rollout_index: i, task: "reverse-text", prompt: [{ role: "user", content: "abc" }], completion: [{ role: "assistant", content: "cba" }],
+      answer: "cba", info: {}, reward: 1, metrics: {}, components: [], stop_condition: "single_turn", is_completed: true, is_truncated: false, finish_reasons: ["stop"], error: null, seed: i, episode_id: null,
+      timing: { start_time: 1_790_000_000, generation_ms: 1, env_ms: 1, scoring_ms: 1, total_ms: 3 }, token_usage: { input_tokens: 1, output_tokens: 1 },
+    }),
+  );
+}
+
+describe("eval retention (EDGEGYM_EVAL_RETENTION_DAYS)", () => {
+  const DAY = 24 * 3600 * 1000;
+
+  it("the reaper deletes only ended jobs that finished before the cutoff, with their rollouts", async () => {
+    const m = await model(slow(60));
+    let now = Date.parse("2026-11-01T12:00:00Z");
+    const { call, waitFor, evals, database } = server({ config: { evalBaseUrl: m.baseUrl, evalRetentionDays: 3 }, clock: () => now });
+    const job = (body: object) => call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", rollouts_per_example: 1, ...body }).then((r) => r.json.eval_id as string);
+
+    const old1 = await job({ num_examples: 2 });
+    const old2 = await job({ num_examples: 1 });
+    await waitFor(old1, (j) => j.status === "completed");
+    await waitFor(old2, (j) => j.status === "completed");
+    now += 2 * DAY;
+    const recent = await job({ num_examples: 1 });
+    await waitFor(recent, (j) => j.status === "completed");
+    now += 2 * DAY; // old ones ended 4 days ago, `recent` 2 days ago
+    // A live job is never reaped: even given an old finished_at, its status guards it.
+    const running = await job({ num_examples: 50, max_concurrent: 1 });
+    await waitFor(running, (j) => j.progress.done >= 1);
+    await database.db.update(evalJobs).set({ finishedAt: 0 }).where(eq(evalJobs.id, running));
+
+    expect(await evals.reapEnded()).toEqual({ jobs: 2, rollouts: 3 });
+    expect(await stored(database, old1)).toEqual({ jobs: 0, rollouts: 0 });
+    expect(await stored(database, old2)).toEqual({ jobs: 0, rollouts: 0 });
+    expect(await stored(database, recent)).toEqual({ jobs: 1, rollouts: 1 });
+    expect((await call("GET", `/v1/evals/${running}`)).json.status).toBe("running");
+    expect((await call("GET", `/v1/evals/${old1}`)).status).toBe(404);
+    expect(await evals.reapEnded()).toEqual({ jobs: 0, rollouts: 0 });
+
+    // A week on, the recent one goes too; the running one stays.
+    now += 7 * DAY;
+    expect((await evals.reapEnded())?.jobs).toBe(1);
+    expect((await stored(database, recent)).jobs).toBe(0);
+    expect((await stored(database, running)).jobs).toBe(1);
+  });
+
+  it("deletes at most a batch per pass, oldest first, and drains a backlog over passes", async () => {
+    let now = Date.parse("2026-11-01T12:00:00Z");
+    const { evals, database } = server({ config: { evalRetentionDays: 1 }, clock: () => now, start: false });
+    const store = new EvalStore(database.db);
+    const [sample] = sampleRollouts(1);
+    // Jobs written through the store as a runner writes them: claimed (running), two rollouts each, then ended.
+    const ids: string[] = [];
+    for (let i = 0; i < RETENTION_BATCH + 5; i++) {
+      const id = `ev_batch_${String(i).padStart(4, "0")}`;
+      await store.insertJob(jobRow(id, now));
+      for (const rolloutIndex of [0, 1]) await store.insertRollout(id, { ...(sample as EvalRollout), rollout_index: rolloutIndex }, now);
+      await store.fail(id, "ended for the test", now);
+      ids.push(id);
+      now += 1000;
+    }
+    now += 2 * DAY;
+    expect(await evals.reapEnded()).toEqual({ jobs: RETENTION_BATCH, rollouts: 2 * RETENTION_BATCH });
+    // The newest five are the ones left.
+    const left = await Promise.all(ids.map(async (id) => (await stored(database, id)).jobs));
+    expect(left).toEqual(ids.map((_, i) => (i >= RETENTION_BATCH ? 1 : 0)));
+    expect(await evals.reapEnded()).toEqual({ jobs: 5, rollouts: 10 });
+    expect(await database.db.select({ n: count() }).from(evalRollouts)).toEqual([{ n: 0 }]);
+  });
+
+  it("keeps everything when no retention is set", async () => {
+    const m = await model(reverseLastUser);
+    let now = Date.parse("2026-11-01T12:00:00Z");
+    const { call, waitFor, evals, database } = server({ config: { evalBaseUrl: m.baseUrl }, clock: () => now });
+    const id = (await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 1, rollouts_per_example: 1 })).json.eval_id as string;
+    await waitFor(id, (j) => j.status === "completed");
+    now += 3650 * DAY;
+    expect(await evals.reapEnded()).toBeNull();
+    expect(await stored(database, id)).toEqual({ jobs: 1, rollouts: 1 });
   });
 });

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
-import { EvalId, EvalJob, EvalJobList, EvalListQuery, EvalProgressEvent, EvalRequest, EvalResultsQuery, EvalRollout } from "../../protocol/index.js";
+import { EvalDeleteResponse, EvalId, EvalJob, EvalJobList, EvalListQuery, EvalProgressEvent, EvalRequest, EvalResultsQuery, EvalRollout } from "../../protocol/index.js";
 import type { AppEnv } from "../context.js";
 import { isTerminal, type EvalService } from "../evals/eval-service.js";
 import { errorResponses, json } from "./responses.js";
@@ -50,6 +50,20 @@ const cancelEval = createRoute({
   responses: { 200: { description: "The job after cancelling.", content: json(EvalJob) }, ...errorResponses("eval_not_found") },
 });
 
+const deleteEval = createRoute({
+  method: "delete",
+  path: "/v1/evals/{eval_id}",
+  tags: ["evals"],
+  summary: "Delete an ended job and its rollouts",
+  description:
+    "Removes a completed, failed or cancelled job and every rollout it stored; its results are gone for good (save them first with `/results`). A queued or running job is refused with 409 `eval_running`: cancel it, then delete it. Servers with `EDGEGYM_EVAL_RETENTION_DAYS` also delete ended jobs on their own after that many days.",
+  request: { params: EvalParams },
+  responses: {
+    200: { description: "The job is gone.", content: json(EvalDeleteResponse) },
+    ...errorResponses("eval_not_found", "eval_running"),
+  },
+});
+
 const evalEvents = createRoute({
   method: "get",
   path: "/v1/evals/{eval_id}/events",
@@ -93,6 +107,8 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalServic
   app.openapi(getEval, async (c) => c.json(await service.get(c.req.valid("param").eval_id), 200));
 
   app.openapi(cancelEval, async (c) => c.json(await service.cancel(c.req.valid("param").eval_id), 200));
+
+  app.openapi(deleteEval, async (c) => c.json(await service.delete(c.req.valid("param").eval_id), 200));
 
   app.openapi(evalEvents, async (c) => {
     const id = c.req.valid("param").eval_id;

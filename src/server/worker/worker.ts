@@ -9,7 +9,7 @@ export interface WorkerBindings extends ConfigVars {
   DB: D1Database;
 }
 
-/** The Worker's module export: HTTP requests and the cron trigger that reaps expired episodes. */
+/** The Worker's module export: HTTP requests and the cron trigger that reaps expired episodes and old eval jobs. */
 export interface EdgegymWorker {
   fetch(request: Request, env: WorkerBindings, ctx: ExecutionContext): Promise<Response>;
   scheduled(controller: ScheduledController, env: WorkerBindings, ctx: ExecutionContext): Promise<void>;
@@ -52,8 +52,12 @@ export function createWorker(envs: readonly AnyEnvironment[]): EdgegymWorker {
     },
 
     async scheduled(controller, bindings) {
-      const { expired, deleted } = await appFor(bindings).store.reapExpired(Date.now());
+      const built = appFor(bindings);
+      const { expired, deleted } = await built.store.reapExpired(Date.now());
       console.log(`reaper (cron "${controller.cron}"): expired ${expired} episode(s), removed ${deleted} old tombstone(s)`);
+      // EDGEGYM_EVAL_RETENTION_DAYS: a bounded batch of old ended eval jobs per run (null: keep forever).
+      const evalsReaped = await built.evals.reapEnded(Date.now());
+      if (evalsReaped) console.log(`reaper (cron "${controller.cron}"): deleted ${evalsReaped.jobs} ended eval job(s) past retention, with ${evalsReaped.rollouts} rollout(s)`);
     },
   };
 }

@@ -147,6 +147,12 @@ def cancel_eval(eval_id: str) -> Call[m.EvalJob]:
     return Call("POST", f"/v1/evals/{_seg(eval_id)}/cancel", m.EvalJob, idempotent=True)
 
 
+def delete_eval(eval_id: str) -> Call[m.EvalDeleteResponse]:
+    # Not retried: a repeat after a lost reply would find the job gone and answer 404
+    # eval_not_found, hiding that the first attempt worked. Sent once.
+    return Call("DELETE", f"/v1/evals/{_seg(eval_id)}", m.EvalDeleteResponse, idempotent=False)
+
+
 def eval_events(eval_id: str) -> Call[m.EvalProgressEvent]:
     # A read: reconnecting starts again from the job's current progress.
     return Call("GET", f"/v1/evals/{_seg(eval_id)}/events", m.EvalProgressEvent, idempotent=True)

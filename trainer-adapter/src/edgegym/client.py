@@ -215,6 +215,13 @@ class _Operations:
         """``POST /v1/evals/{id}/cancel`` (idempotent): stored rollouts are kept and summarised."""
         return self._send(_calls.cancel_eval(eval_id))
 
+    def delete_eval(self, eval_id: str) -> m.EvalDeleteResponse:
+        """``DELETE /v1/evals/{id}``: remove an ended job and all its stored rollouts (save
+        them first with ``eval_results``). A queued or running job raises ``EdgegymError``
+        409 ``eval_running``: ``cancel_eval`` it first. Sent once, never retried (a repeat
+        would answer 404 ``eval_not_found``)."""
+        return self._send(_calls.delete_eval(eval_id))
+
     def eval_results(self, eval_id: str, *, offset: int = 0, limit: int | None = None) -> list[m.EvalRollout]:
         """``GET /v1/evals/{id}/results``: the stored rollouts in (example_id, rollout_index)
         order, parsed from JSONL. Readable while the job runs (then: the rollouts so far)."""
@@ -477,6 +484,10 @@ class AsyncClient:
 
     async def cancel_eval(self, eval_id: str) -> m.EvalJob:
         return await self._send(_calls.cancel_eval(eval_id))
+
+    async def delete_eval(self, eval_id: str) -> m.EvalDeleteResponse:
+        """As ``Client.delete_eval``."""
+        return await self._send(_calls.delete_eval(eval_id))
 
     async def eval_results(self, eval_id: str, *, offset: int = 0, limit: int | None = None) -> list[m.EvalRollout]:
         call = _calls.eval_results(eval_id, offset, limit)

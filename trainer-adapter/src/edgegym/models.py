@@ -36,6 +36,7 @@ ErrorCode = Literal[
     "episode_done",
     "episode_closed",
     "idempotency_key_reused",
+    "eval_running",
     "episode_expired",
     "payload_too_large",
     "invalid_env_args",
@@ -453,6 +454,14 @@ class EvalJob(_Response):
         return self.status in EVAL_TERMINAL
 
 
+class EvalDeleteResponse(_Response):
+    """The answer to ``DELETE /v1/evals/{id}``: the job and its rollouts are gone."""
+
+    eval_id: str
+    deleted: Literal[True]
+    rollouts_deleted: int
+
+
 class EvalJobList(_Response):
     evals: list[EvalJob]
 
@@ -565,6 +574,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "EvalRequest": EvalRequest,
     "EvalJob": EvalJob,
     "EvalJobList": EvalJobList,
+    "EvalDeleteResponse": EvalDeleteResponse,
     "EvalProgress": EvalProgress,
     "EvalProgressEvent": EvalProgressEvent,
     "EvalRollout": EvalRollout,
