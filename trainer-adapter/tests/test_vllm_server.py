@@ -243,3 +243,16 @@ def test_a_prompt_longer_than_vllms_context_is_a_clear_error(vllm):
         _generate(VLLMGenerator(vllm.url, SERVED), [5] * 1100, max_tokens=4, temperature=1.0)
     assert caught.value.status == 400 and caught.value.code == "model_error"
     assert "1024" in str(caught.value)  # vLLM names its --max-model-len
+
+
+def test_preflight_names_the_fix_before_the_model_loads(server, vllm, vllm_model_dir, tmp_path):
+    from edgegym.errors import EdgegymError
+    from edgegym.grpo.vllm_preflight import check_vllm_server
+
+    assert check_vllm_server(vllm.url, SERVED, "lora") == [SERVED]
+    # This server was started for LoRA, without the NCCL weight-transfer config; its dev routes are on.
+    with pytest.raises(EdgegymError, match="served-model-name") as wrong_name:
+        GRPOTrainer(GRPOConfig(model=str(vllm_model_dir), server_url=server.url, env_id="letter-a", backend="vllm", vllm_url=vllm.url, vllm_model="no-such-model", use_lora=True, output_dir=str(tmp_path / "x")))
+    assert wrong_name.value.code == "vllm_misconfigured" and SERVED in str(wrong_name.value)
+    with pytest.raises(EdgegymError, match="not reachable"):
+        check_vllm_server("http://127.0.0.1:9", SERVED, "lora", timeout=2.0)

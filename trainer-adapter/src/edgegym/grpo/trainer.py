@@ -54,6 +54,11 @@ class GRPOTrainer:
         from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
         self.config = config.validate()
+        if config.backend == "vllm" and generator is None:
+            # Before the model loads (minutes for a large one): a wrong vLLM launch fails now, with the fix.
+            from .vllm_preflight import check_vllm_server  # noqa: PLC0415
+
+            check_vllm_server(config.vllm_url, config.vllm_model or config.model, config.resolved_weight_sync)
         random.seed(config.seed)
         torch.manual_seed(config.seed)
         self.output_dir = Path(config.output_dir)
