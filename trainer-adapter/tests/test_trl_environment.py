@@ -55,7 +55,7 @@ def test_tool_calls_run_on_the_server_and_the_final_answer_is_scored(server):
         episode = gym.episode(env.episode_id)
     roles = [msg.role for msg in episode.messages]
     assert roles[-1] == "assistant" and roles.count("tool") == 2
-    assert episode.done and episode.score is not None and episode.score.reward == rewards[0]
+    assert episode.done and episode.status == "closed" and episode.score is not None and episode.score.reward == rewards[0]
     # Scoring again (a second reward function over the same batch) does not step twice.
     assert environment_reward([completion], environments=[env]) == rewards
     # A reused instance starts a new episode.

@@ -98,6 +98,7 @@ class EdgegymEnvironment:
 
     env_id: str = ""
     env_args: dict[str, Any] | None = None
+    close_episodes: bool = True
     client: Client
 
     def __init__(self) -> None:
@@ -168,6 +169,10 @@ class EdgegymEnvironment:
         if not self.done and final is not None:
             self._step(final)
         self.score = self.client.score(self.episode_id).score
+        if self.close_episodes:
+            # As the rollout collector does: a scored episode takes no more steps. It stays
+            # readable (GET /v1/episodes/{id}) until its TTL runs out.
+            self.client.close(self.episode_id)
         return self.score
 
 
@@ -193,6 +198,7 @@ def environment_factory(
     api_key: str | None = None,
     env_args: dict[str, Any] | None = None,
     client: Client | None = None,
+    close_episodes: bool = True,
 ) -> Callable[[], EdgegymEnvironment]:
     """A TRL ``environment_factory`` for a single-turn or tool environment on an edgegym
     server. The environment's tools (``GET /v1/envs/{id}``) become methods named after
@@ -204,7 +210,7 @@ def environment_factory(
             f"{env_id} is a multi-turn environment that answers with user messages; TRL's environment_factory "
             "only feeds back tool results. Use EdgegymRolloutFunc (rollout_func=...) for it."
         )
-    members: dict[str, Any] = {"env_id": env_id, "env_args": env_args, "client": gym, "__doc__": info.description}
+    members: dict[str, Any] = {"env_id": env_id, "env_args": env_args, "client": gym, "close_episodes": close_episodes, "__doc__": info.description}
     for tool in info.tools:
         name = tool.function.name
         if name.startswith("_") or hasattr(EdgegymEnvironment, name):
