@@ -7,7 +7,7 @@ import { defineRubric, type RewardInputs, type Rubric } from "./rubric.js";
 export interface JudgeEndpoint {
   baseURL: string;
   model: string;
-  /** Default: none (a local vLLM needs none; a placeholder is sent). */
+  /** Default: none. A local vLLM needs none; the openai client insists on one, so "no-key" is sent. */
   apiKey?: string | undefined;
 }
 

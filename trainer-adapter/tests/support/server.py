@@ -44,6 +44,22 @@ def write_env_module(directory: Path) -> Path:
     return path
 
 
+def wait_healthy(proc: subprocess.Popen[bytes], url: str, log_path: Path, name: str, timeout: float, *, poll: float) -> bool:
+    """Polls ``url``/health until it answers 200 (True) or ``timeout`` passes (False);
+    raises with the log's tail if the process exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode}:\n{log_path.read_text(errors='replace')[-4000:]}")
+        try:
+            if httpx.get(url + "/health", timeout=1.0).status_code == 200:
+                return True
+        except httpx.TransportError:
+            pass
+        time.sleep(poll)
+    return False
+
+
 class EdgegymServer:
     """``node bin/edgegym.js serve`` on a free port with a fresh SQLite file."""
 
@@ -73,16 +89,8 @@ class EdgegymServer:
             env["EDGEGYM_API_KEYS"] = self.api_keys
         log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"edgegym server exited with {self.proc.returncode}:\n{self.log_path.read_text()}")
-            try:
-                if httpx.get(self.url + "/health", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
+        if wait_healthy(self.proc, self.url, self.log_path, "edgegym server", timeout, poll=0.1):
+            return self
         self.stop()
         raise RuntimeError(f"edgegym server did not answer /health within {timeout} s:\n{self.log_path.read_text()}")
 

@@ -6,12 +6,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
-import httpx
-
-from .server import free_port
+from .server import free_port, wait_healthy
 
 
 class VLLMServer:
@@ -65,16 +62,8 @@ class VLLMServer:
         log = open(self.log_path, "wb")
         # A session of its own, so stop() ends the engine-core process vLLM forks too.
         self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"vLLM exited with {self.proc.returncode}:\n{self.log_path.read_text()[-4000:]}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1.0).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
+        if wait_healthy(self.proc, self.url, self.log_path, "vLLM", timeout, poll=0.5):
+            return self
         self.stop()
         raise RuntimeError(f"vLLM did not become healthy in {timeout:.0f} s:\n{self.log_path.read_text()[-4000:]}")
 
