@@ -220,3 +220,35 @@ export const EvalProgressEvent = z
   .strict()
   .meta({ id: "EvalProgressEvent" });
 export type EvalProgressEvent = z.infer<typeof EvalProgressEvent>;
+
+/**
+ * One server-sent event of `GET /v1/evals/{eval_id}/events`, as OpenAPI describes an event
+ * stream: the event's fields (`event`, `data`, `id`), with `data` a JSON text whose schema is
+ * named by `contentSchema`. `progress` carries an EvalProgressEvent, the last event, `done`,
+ * the whole EvalJob. {@link parseEvalStreamEvent} checks a received event against both.
+ */
+const sseData = (ref: string, description: string) =>
+  z.string().meta({ description, contentMediaType: "application/json", contentSchema: { $ref: `#/components/schemas/${ref}` } });
+const sseId = z.string().meta({ description: "Event number, from 1.", example: "3" });
+export const EvalStreamEvent = z
+  .union([
+    z
+      .object({ event: z.literal("progress"), data: sseData("EvalProgressEvent", "JSON of an EvalProgressEvent."), id: sseId })
+      .strict()
+      .meta({ description: "Sent at once and whenever a rollout is stored." }),
+    z
+      .object({ event: z.literal("done"), data: sseData("EvalJob", "JSON of the finished EvalJob."), id: sseId })
+      .strict()
+      .meta({ description: "Sent once when the job ends; the stream closes after it." }),
+  ])
+  .meta({ id: "EvalStreamEvent", description: "A server-sent event of an evaluation's event stream." });
+export type EvalStreamEvent = z.infer<typeof EvalStreamEvent>;
+
+/** Checks one received event (its `event`, `data` and `id` fields) and parses its data with the schema its kind names. */
+export function parseEvalStreamEvent(fields: { event?: string; data: string; id?: string }):
+  | { event: "progress"; id: string; data: EvalProgressEvent }
+  | { event: "done"; id: string; data: EvalJob } {
+  const event = EvalStreamEvent.parse(fields);
+  const data: unknown = JSON.parse(event.data);
+  return event.event === "progress" ? { event: "progress", id: event.id, data: EvalProgressEvent.parse(data) } : { event: "done", id: event.id, data: EvalJob.parse(data) };
+}

@@ -5,9 +5,11 @@ import { EpisodeStore } from "./db/episode-store.js";
 import { EvalStore } from "./db/eval-store.js";
 import { EvalService } from "./evals/eval-service.js";
 import { EpisodeService } from "./episode-service.js";
+import { allowedMethodsLookup } from "./allowed-methods.js";
 import { ApiError, errorResponse, handleError, validationError } from "./errors.js";
 import { bearerAuth } from "./middleware/auth.js";
 import { limitBody } from "./middleware/body-limit.js";
+import { jsonBody } from "./middleware/json-body.js";
 import { requestId } from "./middleware/request-id.js";
 import { registerProtocolComponents } from "./openapi/components.js";
 import { registerDocsRoutes } from "./routes/docs.js";
@@ -57,15 +59,23 @@ export function createApp(deps: AppDeps): EdgegymApp {
   app.use("*", requestId());
   app.use("/v1/*", bearerAuth({ keys: config.apiKeys }));
   app.use("/v1/*", limitBody(config.bodyLimitBytes));
+  app.use("/v1/*", jsonBody());
 
   registerHealthRoutes(app, config, deps.registry.runtime);
   registerEnvRoutes(app, service, () => deps.registry.list().map(envInfo));
   registerEpisodeRoutes(app, service);
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);
-  registerDocsRoutes(app);
+  registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 });
 
-  app.notFound((c) => errorResponse(c, new ApiError("route_not_found", `no route ${c.req.method} ${new URL(c.req.url).pathname}; see /docs`)));
+  const allowedMethods = allowedMethodsLookup(app.routes);
+  app.notFound((c) => {
+    const allow = allowedMethods(new URL(c.req.url).pathname);
+    if (allow.length > 0) {
+      return errorResponse(c, new ApiError("method_not_allowed", `${c.req.method} is not allowed here; allowed: ${allow.join(", ")}`, { allow }, { Allow: allow.join(", ") }));
+    }
+    return errorResponse(c, new ApiError("route_not_found", `no route ${c.req.method} ${new URL(c.req.url).pathname}; see /docs`));
+  });
   app.onError(handleError);
   return { app, store, config, evals };
 }

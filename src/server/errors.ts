@@ -56,6 +56,7 @@ export function handleError(err: unknown, c: Context<AppEnv>): Response {
       // Hono's JSON validator throws this for a body that does not parse.
       return errorResponse(c, new ApiError("malformed_json", `request body is not valid JSON: ${err.message}`));
     }
+    if (err.status === 415) return errorResponse(c, new ApiError("unsupported_media_type", "request bodies must be JSON: send Content-Type: application/json"));
     if (err.status === 401) return errorResponse(c, new ApiError("unauthorized", err.message));
   }
   console.error(`[${c.get("requestId")}]`, err);

@@ -197,6 +197,48 @@ export function describeHttpConformance(options: ConformanceOptions): void {
       expectError(await call("POST", `/v1/episodes/${id}/step`, '{"turn": 0, "message": '), "malformed_json");
     });
 
+    it("answers a body that is not JSON with 415 unsupported_media_type (a plain curl -d)", async () => {
+      const form = await call("POST", "/v1/envs/reverse-text/episodes", "index=0", { headers: { "content-type": "application/x-www-form-urlencoded" } });
+      expectError(form, "unsupported_media_type");
+      expectError(await call("POST", "/v1/envs/reverse-text/episodes", "{}", { headers: { "content-type": "text/plain" } }), "unsupported_media_type");
+      // JSON with a charset or a +json type is still JSON.
+      expect((await call("POST", "/v1/envs/reverse-text/episodes", '{"index":0}', { headers: { "content-type": "application/json; charset=utf-8" } })).status).toBe(201);
+    });
+
+    it("answers JSON nested past 64 levels with 400 json_too_deep", async () => {
+      const deep = `{"index":0,"metadata":{"a":${"[".repeat(5000)}${"]".repeat(5000)}}}`;
+      const res = await call("POST", "/v1/envs/reverse-text/episodes", deep);
+      expectError(res, "json_too_deep");
+      expect(res.json.error.details).toEqual({ max_depth: 64 });
+      const objects = `{"index":0,"metadata":${'{"a":'.repeat(5000)}1${"}".repeat(5000)}}`;
+      expectError(await call("POST", "/v1/envs/reverse-text/episodes", objects), "json_too_deep");
+      // Brackets inside strings are not nesting.
+      expect((await call("POST", "/v1/envs/reverse-text/episodes", { index: 0, metadata: { s: "[".repeat(100) } })).status).toBe(201);
+    });
+
+    it("rejects __proto__, constructor and prototype keys anywhere in a body", async () => {
+      for (const key of ["__proto__", "constructor", "prototype"]) {
+        const res = await call("POST", "/v1/envs/reverse-text/episodes", `{"index":0,"metadata":{"ok":[{"${key}":{"polluted":true}}]}}`);
+        expectError(res, "invalid_request");
+        expect(res.json.error.details.issues[0].path).toEqual(["metadata", "ok", 0, key]);
+      }
+      const { episode_id: id } = await newEpisode();
+      expectError(await call("POST", `/v1/episodes/${id}/step`, '{"turn":0,"__proto__":{},"message":{"role":"assistant","content":"x"}}'), "invalid_request");
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+
+    it("answers a wrong method with 405 method_not_allowed and an Allow header", async () => {
+      const res = await call("DELETE", "/v1/envs");
+      expectError(res, "method_not_allowed");
+      expect(res.headers.get("allow")).toBe("GET, HEAD");
+      const { episode_id: id } = await newEpisode();
+      const put = await call("PUT", `/v1/episodes/${id}`, {});
+      expectError(put, "method_not_allowed");
+      expect(put.headers.get("allow")).toBe("DELETE, GET, HEAD");
+      expect((await call("GET", `/v1/episodes/${id}/step`)).headers.get("allow")).toBe("POST");
+      expectError(await call("GET", "/v1/nothing-here"), "route_not_found");
+    });
+
     it("rejects unknown fields with 400 invalid_request and says which", async () => {
       const reset = await call("POST", "/v1/envs/reverse-text/episodes", { index: 0, bogus: true });
       expectError(reset, "invalid_request");

@@ -21,7 +21,8 @@ const reset = createRoute({
   tags: ["episodes"],
   summary: "Start an episode (reset)",
   description: "Picks a task (dataset row by `index`, or by `seed`), runs the environment's setup and returns the opening messages and tools.",
-  request: { params: EnvParams, headers: IdempotencyHeaders, body: { required: true, content: json(ResetRequest) } },
+  // Every field has a default, and the server has always taken a reset with no body at all.
+  request: { params: EnvParams, headers: IdempotencyHeaders, body: { required: false, content: json(ResetRequest) } },
   responses: {
     201: { description: "The new episode (or, with a repeated Idempotency-Key, the one it made before).", content: json(ResetResponse) },
     ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "idempotency_key_reused", "malformed_json", "payload_too_large"),

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { count, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
-import { EvalDeleteResponse, EvalJob, EvalRequest, EvalRollout } from "../../protocol/index.js";
+import { EvalDeleteResponse, EvalJob, EvalRequest, EvalRollout, parseEvalStreamEvent } from "../../protocol/index.js";
 import { calculator, toolUsingModel } from "../../../test/support/eval-envs.js";
 import { reverseLastUser, startScriptedModel, type ScriptedModelServer, type ScriptedPolicy } from "../../../test/support/scripted-model.js";
 import { createApp } from "../app.js";
@@ -160,8 +160,9 @@ describe("POST /v1/evals", () => {
     const events = text
       .split("\n\n")
       .filter((block) => block.includes("data:"))
-      .map((block) => ({ event: /event: (\w+)/.exec(block)?.[1], data: JSON.parse(/data: (.*)/.exec(block)?.[1] ?? "null") }));
-    const progress = events.filter((e) => e.event === "progress").map((e) => e.data.progress.done as number);
+      // Every real event must match the documented EvalStreamEvent and the schema its data names.
+      .map((block) => parseEvalStreamEvent({ event: /event: (\w+)/.exec(block)?.[1], data: /data: (.*)/.exec(block)?.[1] ?? "", id: /id: (.*)/.exec(block)?.[1] }));
+    const progress = events.flatMap((e) => (e.event === "progress" ? [e.data.progress.done] : []));
     expect(progress.length).toBeGreaterThanOrEqual(2);
     expect([...progress].sort((a, b) => a - b)).toEqual(progress);
     expect(events.at(-1)?.event).toBe("done");

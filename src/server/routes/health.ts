@@ -7,6 +7,8 @@ const health = createRoute({
   path: "/health",
   tags: ["meta"],
   summary: "Liveness check (no auth)",
+  // Open on every server: the document must not say it needs the key the /v1 routes need.
+  security: [],
   responses: { 200: { description: "The server is up.", content: { "application/json": { schema: Health } } } },
 });
 
