@@ -17,4 +17,6 @@ npx vitest run --config vitest.workerd.config.ts
 
 if [ -f trainer-adapter/pyproject.toml ] && [ "${EDGEGYM_SKIP_PYTHON:-0}" != "1" ]; then
   bash scripts/test-python.sh
+  # Schemathesis (installed in that venv) against a live server, with and without API keys.
+  bash scripts/fuzz-api.sh
 fi
