@@ -1,3 +1,16 @@
 #!/usr/bin/env node
+/* global process -- a plain Node script outside the TypeScript build */
+// Checked before anything else loads: on Node < 22 the native better-sqlite3 build (made for
+// Node 22's ABI) kills the process with a segfault and no message. Nothing here may use
+// syntax or APIs newer than Node 14.8 (top-level await) can run, and the CLI is imported only
+// after the check.
+const [major] = process.versions.node.split(".").map(Number);
+if (major < 22) {
+  process.stderr.write(
+    `edgegym needs Node.js 22 or newer; this is Node ${process.versions.node} (${process.execPath}).\n` +
+      "Install Node 22 (https://nodejs.org) or put it first on PATH, then run the command again.\n",
+  );
+  process.exit(78);
+}
 // The CLI is compiled to dist/ by `npm install` (the prepare script) and `npm start`.
-import "../dist/server/node/cli.js";
+await import("../dist/server/node/cli.js");
