@@ -1,0 +1,43 @@
+/**
+ * `npm run deploy [-- --public] [wrangler deploy options]`: deploys the Worker with
+ * `wrangler deploy` after checking that it will require API keys (scripts/deploy-keys.ts says
+ * what is checked). `EDGEGYM_WRANGLER` names another wrangler executable (the tests use a fake).
+ */
+import { spawnSync } from "node:child_process";
+import { unstable_readConfig } from "wrangler";
+import { deployKeysDecision, type SecretListing } from "./deploy-keys.js";
+
+const args = process.argv.slice(2);
+const isPublic = args.includes("--public");
+const rest = args.filter((a) => a !== "--public");
+// The environment and config file chosen for the deploy are the ones checked.
+const envIndex = rest.findIndex((a) => a === "--env" || a === "-e");
+const env = envIndex >= 0 ? rest[envIndex + 1] : rest.find((a) => a.startsWith("--env="))?.slice("--env=".length);
+const configIndex = rest.findIndex((a) => a === "--config" || a === "-c");
+const configPath = configIndex >= 0 ? rest[configIndex + 1] : undefined;
+const scope = [...(env ? ["--env", env] : []), ...(configPath ? ["--config", configPath] : [])];
+
+const wrangler = process.env.EDGEGYM_WRANGLER ?? "wrangler";
+const childEnv = { ...process.env, WRANGLER_SEND_METRICS: "false" };
+
+function listSecrets(): SecretListing {
+  const run = spawnSync(wrangler, ["secret", "list", "--format", "json", ...scope], { encoding: "utf8", env: childEnv });
+  if (run.error) return { error: run.error.message };
+  if (run.status !== 0) return { error: run.stderr || run.stdout || `wrangler exited ${run.status}` };
+  try {
+    const listed = JSON.parse(run.stdout.slice(run.stdout.indexOf("["))) as { name: string }[];
+    return { names: listed.map((s) => s.name) };
+  } catch {
+    return { error: `unreadable output of wrangler secret list: ${run.stdout.slice(0, 200)}` };
+  }
+}
+
+const config = unstable_readConfig({ config: configPath, env });
+const decision = deployKeysDecision({ public: isPublic, vars: config.vars ?? {}, secrets: isPublic ? { names: [] } : listSecrets() });
+if (!decision.deploy) {
+  console.error(`npm run deploy: refusing to deploy: ${decision.reason}`);
+  process.exit(1);
+}
+console.error(`npm run deploy: ${decision.reason}`);
+const deploy = spawnSync(wrangler, ["deploy", ...rest], { stdio: "inherit", env: childEnv });
+process.exit(deploy.status ?? 1);
