@@ -19,4 +19,35 @@ describe("openapi/openapi.json", () => {
       }
     }
   });
+
+  it("gives every integer field a minimum and a maximum", () => {
+    const unbounded: string[] = [];
+    const visit = (node: unknown, where: string): void => {
+      if (Array.isArray(node)) return node.forEach((n, i) => visit(n, `${where}/${i}`));
+      if (node === null || typeof node !== "object") return;
+      const schema = node as Record<string, unknown>;
+      const type = schema.type;
+      if (type === "integer" || (Array.isArray(type) && type.includes("integer"))) {
+        const low = schema.minimum ?? schema.exclusiveMinimum;
+        const high = schema.maximum ?? schema.exclusiveMaximum;
+        if (typeof low !== "number" || typeof high !== "number" || high > Number.MAX_SAFE_INTEGER || low < -Number.MAX_SAFE_INTEGER) unbounded.push(where);
+      }
+      for (const [key, value] of Object.entries(schema)) visit(value, `${where}/${key}`);
+    };
+    visit(buildOpenApiDocument(), "#");
+    expect(unbounded).toEqual([]);
+  });
+
+  it("says /health and a keyless server need no key", async () => {
+    const { inProcessApp } = await import("./support/in-process.js");
+    const open = inProcessApp();
+    const keyed = inProcessApp({ config: { apiKeys: ["k"] } });
+    const openDoc = (await open.call("GET", "/openapi.json")).json;
+    const keyedDoc = (await keyed.call("GET", "/openapi.json")).json;
+    expect(openDoc.security).toEqual([]);
+    expect(keyedDoc.security).toEqual([{ bearerAuth: [] }]);
+    expect(keyedDoc.paths["/health"].get.security).toEqual([]);
+    open.close();
+    keyed.close();
+  });
 });

@@ -1,9 +1,14 @@
 import { ErrorBody, type ErrorCode, ERROR_STATUS } from "../../protocol/index.js";
 
-/** OpenAPI response entries for the error codes a route can return, grouped by status. */
+/**
+ * OpenAPI response entries for the error codes a route can return, grouped by status. A route
+ * that takes a JSON body (it lists `malformed_json`) also answers the checks every body goes
+ * through first (middleware/json-body.ts): 415 and too-deep JSON.
+ */
 export function errorResponses(...codes: ErrorCode[]) {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, "invalid_request", "unauthorized", "internal_error"] as ErrorCode[]) {
+  const bodyChecks: ErrorCode[] = codes.includes("malformed_json") ? ["json_too_deep", "unsupported_media_type"] : [];
+  for (const code of [...codes, ...bodyChecks, "invalid_request", "unauthorized", "internal_error"] as ErrorCode[]) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
