@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PY="$(realpath "${1:-trainer-adapter/.venv/bin/python}")"
+# -s: keep the venv's own bin/ (its python is a symlink out of it).
+PY="$(realpath -s "${1:-trainer-adapter/.venv/bin/python}")"
 MAX_EXAMPLES="${EDGEGYM_FUZZ_MAX_EXAMPLES:-25}"
 [ -f dist/server/node/cli.js ] || npm run build --silent
 
