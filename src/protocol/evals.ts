@@ -235,11 +235,11 @@ export const EvalStreamEvent = z
     z
       .object({ event: z.literal("progress"), data: sseData("EvalProgressEvent", "JSON of an EvalProgressEvent."), id: sseId })
       .strict()
-      .meta({ description: "Sent at once and whenever a rollout is stored." }),
+      .meta({ id: "EvalStreamProgress", description: "Sent at once and whenever a rollout is stored." }),
     z
       .object({ event: z.literal("done"), data: sseData("EvalJob", "JSON of the finished EvalJob."), id: sseId })
       .strict()
-      .meta({ description: "Sent once when the job ends; the stream closes after it." }),
+      .meta({ id: "EvalStreamDone", description: "Sent once when the job ends; the stream closes after it." }),
   ])
   .meta({ id: "EvalStreamEvent", description: "A server-sent event of an evaluation's event stream." });
 export type EvalStreamEvent = z.infer<typeof EvalStreamEvent>;

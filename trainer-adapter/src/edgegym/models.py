@@ -477,6 +477,22 @@ class EvalProgressEvent(_Response):
     progress: EvalProgress
 
 
+class EvalStreamProgress(_Response):
+    """A ``progress`` server-sent event as the OpenAPI document describes it: ``data`` is the JSON of an EvalProgressEvent."""
+
+    event: Literal["progress"]
+    data: str
+    id: str
+
+
+class EvalStreamDone(_Response):
+    """The last server-sent event, ``done``: ``data`` is the JSON of the finished EvalJob."""
+
+    event: Literal["done"]
+    data: str
+    id: str
+
+
 class EvalRolloutError(_Response):
     error: str
     error_chain_str: str
@@ -580,6 +596,8 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "EvalDeleteResponse": EvalDeleteResponse,
     "EvalProgress": EvalProgress,
     "EvalProgressEvent": EvalProgressEvent,
+    "EvalStreamProgress": EvalStreamProgress,
+    "EvalStreamDone": EvalStreamDone,
     "EvalRollout": EvalRollout,
     "EvalRolloutError": EvalRolloutError,
     "EvalTiming": EvalTiming,
@@ -589,6 +607,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
 #: Schemas that are unions of models rather than objects: each member is checked.
 SCHEMA_UNIONS: dict[str, tuple[type[BaseModel], ...]] = {
     "ChatMessage": (SystemMessage, UserMessage, AssistantMessage, ToolMessage),
+    "EvalStreamEvent": (EvalStreamProgress, EvalStreamDone),
 }
 
 #: Nested objects inside a schema that have their own model here: (schema, property path) -> model.
