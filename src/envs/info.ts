@@ -22,6 +22,7 @@ export function envInfo(env: AnyEnvironment): EnvInfo {
     args_schema: argsJsonSchema(env),
     tools: env.toolDefinitions(),
     max_turns: env.maxTurns,
+    max_tool_calls_per_message: env.maxToolCallsPerMessage,
     splits: { train: env.dataset.size("train"), eval: env.dataset.size("eval") },
     rubric: [
       ...env.rubric.rewards.map((r) => ({ name: r.name, weight: r.weight, group: false, ...(r.description ? { description: r.description } : {}) })),

@@ -49,6 +49,8 @@ export interface RespondContext<Args> {
   task: TaskRow;
   /** Tool results the server produced for this message's tool calls, in order. */
   toolResults: readonly ChatMessage[];
+  /** Aborts when the client that sent the step goes away: long work should stop (its result is not stored). */
+  signal?: AbortSignal | undefined;
 }
 
 export interface RespondResult<State> {
@@ -104,6 +106,8 @@ export interface Environment<Args = unknown, State = unknown> {
   fewShot: ChatMessage[];
   parser: Parser;
   tools: Tool<State>[];
+  /** Tool calls run per assistant message; the calls past it are answered with an error, not run. */
+  maxToolCallsPerMessage: number;
   maxTurns: number;
   stopConditions: StopCondition<State>[];
   setup(row: TaskRow, ctx: SetupContext<Args>): SetupResult<State> | Promise<SetupResult<State>>;

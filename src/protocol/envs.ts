@@ -23,6 +23,10 @@ export const EnvInfo = z
     args_schema: z.record(z.string(), z.unknown()).meta({ description: "JSON Schema of the `args` a reset accepts." }),
     tools: z.array(ToolDefinition),
     max_turns: z.number().int().meta({ description: "Assistant messages after which the episode stops.", example: 1 }),
+    max_tool_calls_per_message: z
+      .number()
+      .int()
+      .meta({ description: "Tool calls the server runs per assistant message; each call past it is answered with an error tool message and not run.", example: 16 }),
     splits: z
       .object({
         train: z.number().int().nullable().meta({ description: "Rows in the split; null for a procedural (infinite, seed-addressed) split." }),

@@ -145,8 +145,11 @@ export class EpisodeService {
     });
   }
 
-  /** Returns the response body as the exact JSON text stored for the turn. */
-  async step(id: string, req: StepRequest): Promise<string> {
+  /**
+   * Returns the response body as the exact JSON text stored for the turn. `signal` is the
+   * request's: when the client goes away mid-step the tools stop and nothing is stored.
+   */
+  async step(id: string, req: StepRequest, signal?: AbortSignal): Promise<string> {
     const row = this.live(id, await this.store.getForStep(id));
     // A retry reads the whole row again: the stored replies are left out of the step's read.
     if (req.turn < row.turn) return this.replay(await this.load(id), req);
@@ -156,7 +159,7 @@ export class EpisodeService {
     if (row.status === "closed") throw new ApiError("episode_closed", `episode "${id}" was closed`);
     if (row.status === "done") throw new ApiError("episode_done", `episode "${id}" is done (${row.stopReason ?? "finished"}); score it or start a new one`);
     const env = this.env(row.envId);
-    const { snapshot, reply } = await stepEpisode(env, toSnapshot(row), req.message as AssistantMessage);
+    const { snapshot, reply } = await stepEpisode(env, toSnapshot(row), req.message as AssistantMessage, { signal });
     const now = this.clock();
     const expiresAt = now + row.ttlSeconds * 1000;
     const response: StepResponse = {

@@ -78,7 +78,7 @@ export function registerEpisodeRoutes(app: OpenAPIHono<AppEnv>, service: Episode
   });
 
   app.openapi(step, async (c) => {
-    const body = await service.step(c.req.valid("param").episode_id, c.req.valid("json"));
+    const body = await service.step(c.req.valid("param").episode_id, c.req.valid("json"), c.req.raw.signal);
     // The stored text itself, so a retried step gets exactly the bytes of the first reply.
     return c.body(body, 200, { "Content-Type": "application/json" }) as never;
   });

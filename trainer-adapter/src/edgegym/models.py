@@ -155,6 +155,8 @@ class EnvInfo(_Response):
     args_schema: dict[str, Any]
     tools: list[ToolDefinition]
     max_turns: int
+    # Calls past it in one assistant message get an error tool message and are not run.
+    max_tool_calls_per_message: int = 16
     splits: SplitSizes
     rubric: list[RubricComponentInfo]
     system_prompt: str | None
