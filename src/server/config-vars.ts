@@ -44,6 +44,7 @@ export function serverConfigFromVars(vars: ConfigVars): Partial<ServerConfig> {
   const evalMaxTokens = positiveIntVar("EDGEGYM_EVAL_MAX_TOKENS", vars.EDGEGYM_EVAL_MAX_TOKENS);
   if (evalMaxTokens !== undefined) out.evalMaxTokens = evalMaxTokens;
   // A judge's api_key_env names another var or secret of the same set.
-  out.judges = judgeCatalogFrom(vars as ConfigVars & Record<string, unknown>);
+  const judges = judgeCatalogFrom(vars as ConfigVars & Record<string, unknown>);
+  if (judges.judges.length) out.judges = judges;
   return out;
 }

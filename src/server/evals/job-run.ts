@@ -3,6 +3,7 @@ import type { EnvRegistry } from "../../envs/index.js";
 import { InProcessDriver, pendingRollouts, rolloutKey, rolloutSeed, runEval, samplingArgs, SummaryBuilder, type ChatModel, type RolloutSpec } from "../../eval/index.js";
 import type { EvalStore } from "../db/eval-store.js";
 import type { EvalJobRow } from "../db/schema.js";
+import { publicRollout, publicRolloutError } from "./public-errors.js";
 
 export interface JobRunDeps {
   store: EvalStore;
@@ -96,7 +97,8 @@ export class JobRun {
         concurrency: request.max_concurrent,
         signal: this.controller.signal,
         onRollout: async (row) => {
-          await store.insertRollout(job.id, row, clock());
+          // Stored as clients will read it: model endpoint details go to the log, not the row.
+          await store.insertRollout(job.id, publicRollout(job.id, row), clock());
           this.deps.notify(job.id);
         },
       });
@@ -107,7 +109,7 @@ export class JobRun {
       }
       const summary = await summarizeJob(store, job, job.runMs + elapsed());
       const status = this.reason === "cancel" ? "cancelled" : result.fatal ? "failed" : "completed";
-      await store.finish(job.id, owner, { status, summary, error: result.fatal?.error_chain_str ?? null, now: clock(), runMs: elapsed() });
+      await store.finish(job.id, owner, { status, summary, error: result.fatal ? publicRolloutError(job.id, result.fatal, "fatal").error_chain_str : null, now: clock(), runMs: elapsed() });
     } catch (err) {
       if (this.reason === "lease_lost") return;
       const message = err instanceof Error ? err.message : String(err);

@@ -56,6 +56,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (retention !== undefined) out.evalRetentionDays = retention;
   const evalMaxTokens = positiveInt("EDGEGYM_EVAL_MAX_TOKENS", env.EDGEGYM_EVAL_MAX_TOKENS) ?? file.eval_max_tokens;
   if (evalMaxTokens !== undefined) out.evalMaxTokens = evalMaxTokens;
-  out.judges = judgeCatalogFrom(env, { judges: file.judges, default_judge: file.default_judge });
+  const judges = judgeCatalogFrom(env, { judges: file.judges, default_judge: file.default_judge });
+  if (judges.judges.length) out.judges = judges;
   return out;
 }
