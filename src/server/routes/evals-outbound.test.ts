@@ -5,6 +5,7 @@ import { inProcessApp } from "../../../test/support/in-process.js";
 import { startRecordingServer } from "../../../test/support/recording-server.js";
 import { reverseLastUser, startScriptedModel } from "../../../test/support/scripted-model.js";
 import type { EvalJob } from "../../protocol/index.js";
+import type { ServerConfig } from "../context.js";
 
 // Issue 18: eval sampling_args reached the operator's model endpoint unchecked, and
 // model errors (endpoint URL, errno, the upstream's body) were stored on rollout rows.
@@ -14,7 +15,7 @@ afterEach(async () => {
   while (cleanup.length) await cleanup.pop()?.();
 });
 
-function app(config: Parameters<typeof inProcessApp>[0]["config"]) {
+function app(config: Partial<ServerConfig>) {
   const built = inProcessApp({ config: { evalApiKey: "sk-operator", ...config } });
   built.evals.start(200);
   cleanup.push(async () => {
