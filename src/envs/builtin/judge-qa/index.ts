@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { EngineError } from "../../engine.js";
 import { judgeRubric } from "../../judge-rubric.js";
-import { EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../../judges.js";
+import { describeJudges, EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../../judges.js";
 import { recordsDataset } from "../../datasets/records-dataset.js";
 import { singleTurnEnv } from "../../define.js";
 import { ThinkParser } from "../../parsers/think-parser.js";
@@ -37,8 +37,10 @@ export function createJudgeQa(catalog: JudgeCatalog): Environment<JudgeArgs, Rec
   const env = singleTurnEnv<JudgeArgs>({
     id: "judge-qa",
     version: "1.1.0",
+    // Names and models are what a client may choose from (never URLs), so GET /v1/envs/judge-qa lists them.
     description:
-      "Answer short general-knowledge questions in <answer>…</answer>; an LLM judge compares the answer with the reference. Needs a judge the operator configured (EDGEGYM_JUDGE_* or `judges` in the config file); args.judge picks one by name.",
+      "Answer short general-knowledge questions in <answer>…</answer>; an LLM judge compares the answer with the reference. Needs a judge the operator configured (EDGEGYM_JUDGE_* or `judges` in the config file); args.judge picks one by name. " +
+      (catalog.judges.length ? `${describeJudges(catalog)}${catalog.defaultJudge ? ` (default "${catalog.defaultJudge}")` : ""}.` : "This server has no judge configured."),
     systemPrompt:
       "Answer the question. You may think inside <think>…</think> first. Then give only the short final answer inside <answer>…</answer>.",
     parser,

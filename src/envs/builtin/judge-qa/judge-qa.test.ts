@@ -88,6 +88,9 @@ describe("judge-qa", () => {
     const model = await app.call("POST", "/v1/envs/judge-qa/episodes", { args: { judge: "strict", judge_model: "gpt-9" } });
     expect(model.status).toBe(422);
     expect(model.json.error.message).toMatch(/judge "strict" does not serve model "gpt-9"/);
+    const described = await app.call("GET", "/v1/envs/judge-qa");
+    expect(described.json.description).toMatch(/judges on this server: "default" \(models: "rule-judge"\); "strict" .* \(default "default"\)\.$/);
+    expect(described.text).not.toContain(judge.baseURL);
   });
 
   it("sends the judge key to the configured judge only", async () => {
