@@ -139,6 +139,7 @@ export class EvalService {
         owner: this.owner,
         leaseMs: this.config.evalLeaseMs,
         makeModel: this.makeModel,
+        samplingLimits: { maxTokens: this.config.evalMaxTokens },
         notify: (id) => this.notify(id),
       },
       claimed,

@@ -4,6 +4,7 @@ import { InProcessDriver, pendingRollouts, rolloutKey, rolloutSeed, runEval, sam
 import type { EvalStore } from "../db/eval-store.js";
 import type { EvalJobRow } from "../db/schema.js";
 import { publicRollout, publicRolloutError } from "./public-errors.js";
+import { checkServerSampling, type SamplingLimits } from "./sampling-policy.js";
 
 export interface JobRunDeps {
   store: EvalStore;
@@ -13,6 +14,8 @@ export interface JobRunDeps {
   owner: string;
   leaseMs: number;
   makeModel: (request: EvalRequest & { model: string }) => ChatModel;
+  /** Checked again before running: a job stored by an earlier version (or under looser caps) resumes only within today's. */
+  samplingLimits: SamplingLimits;
   /** Called after each stored rollout and when the job ends (wakes SSE streams). */
   notify: (jobId: string) => void;
 }
@@ -72,7 +75,7 @@ export class JobRun {
       );
     }, Math.max(50, Math.floor(leaseMs / 3)));
     try {
-      const request = { ...EvalRequest.parse(job.request), model: job.model };
+      const request = { ...checkServerSampling(EvalRequest.parse(job.request), this.deps.samplingLimits), model: job.model };
       const env = registry.get(job.envId);
       if (!env) throw new Error(`environment "${job.envId}" is not served by this process`);
       const driver = new InProcessDriver(registry);

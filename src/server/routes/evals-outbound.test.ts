@@ -4,7 +4,11 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { inProcessApp } from "../../../test/support/in-process.js";
 import { startRecordingServer } from "../../../test/support/recording-server.js";
 import { reverseLastUser, startScriptedModel } from "../../../test/support/scripted-model.js";
-import type { EvalJob } from "../../protocol/index.js";
+import { builtinEnvs, EnvRegistry } from "../../envs/index.js";
+import { EvalRequest, type EvalJob } from "../../protocol/index.js";
+import { createApp } from "../app.js";
+import { EvalStore } from "../db/eval-store.js";
+import { openNodeDatabase } from "../db/node-sqlite.js";
 import type { ServerConfig } from "../context.js";
 
 // Issue 18: eval sampling_args reached the operator's model endpoint unchecked, and
@@ -64,6 +68,33 @@ describe("POST /v1/evals sampling_args", () => {
     expect(created.json.request.max_tokens).toBe(300);
     expect((await waitEnded(call, created.json.eval_id)).status).toBe("completed");
     expect(m.requests[0]).toMatchObject({ max_tokens: 300, top_p: 0.5, seed: 3 });
+  });
+});
+
+describe("a job stored before the caps (an earlier version, looser settings)", () => {
+  it("fails on resume instead of sending n: 128 with the operator's key", async () => {
+    const endpoint = await startRecordingServer();
+    cleanup.push(() => endpoint.close());
+    const database = openNodeDatabase(":memory:");
+    const now = Date.now();
+    const request = EvalRequest.parse({ env_id: "reverse-text", model: "m", num_examples: 1, rollouts_per_example: 1, split: "eval", sampling_args: { n: 128, max_tokens: 100000 } });
+    await new EvalStore(database.db).insertJob({
+      id: "ev_old", envId: "reverse-text", envVersion: "1", model: "m", status: "queued", request, split: "eval", numExamples: 1, totalRollouts: 1,
+      summary: null, error: null, cancelRequested: false, leaseOwner: null, leaseExpiresAt: null, runMs: 0, createdAt: now, updatedAt: now, startedAt: null, finishedAt: null,
+    });
+    const built = createApp({ db: database.db, registry: new EnvRegistry("node", builtinEnvs), config: { evalBaseUrl: endpoint.baseURL, evalApiKey: "sk-operator" } });
+    built.evals.start(200);
+    cleanup.push(async () => {
+      await built.evals.stop();
+      database.close();
+    });
+    const call = async (method: string, path: string) => {
+      const res = await built.app.request(path, { method });
+      return { json: (await res.json()) as unknown };
+    };
+    const job = await waitEnded(call as ReturnType<typeof inProcessApp>["call"], "ev_old");
+    expect(job).toMatchObject({ status: "failed", error: expect.stringMatching(/^sampling_args\.n: each rollout is one completion/) });
+    expect(endpoint.requests).toEqual([]);
   });
 });
 
