@@ -213,6 +213,8 @@ export function envGroup(spec: EnvGroupSpec): Environment<{ envs: Record<string,
     toolDefinitions: () => [...toolDefs.values()],
     toolDefinitionsFor: (state) => member(state.env).toolDefinitions(),
     maxTurnsFor: (state) => member(state.env).maxTurns,
+    // Members that need the operator's services (judge-qa's judges) get them through the group too.
+    withServices: (services) => envGroup({ ...spec, envs: envs.map((e) => e.withServices?.(services) ?? e) }),
   };
 }
 

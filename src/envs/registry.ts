@@ -1,3 +1,4 @@
+import type { EnvServices } from "./judges.js";
 import type { AnyEnvironment, Runtime } from "./types.js";
 
 /**
@@ -28,6 +29,19 @@ export class EnvRegistry {
   /** True when the id names an environment that exists but cannot run on this runtime. */
   isUnavailableHere(id: string): boolean {
     return this.unavailable.has(id);
+  }
+
+  /**
+   * The same environments, each wired to the operator's services (an environment without
+   * `withServices` is kept as is). The server calls this with its configuration, so
+   * secrets reach environments from the operator, never from a client's args.
+   */
+  withServices(services: EnvServices): EnvRegistry {
+    const bind = (env: AnyEnvironment): AnyEnvironment => env.withServices?.(services) ?? env;
+    const bound = new EnvRegistry(this.runtime);
+    for (const env of this.available.values()) bound.available.set(env.id, bind(env));
+    for (const env of this.unavailable.values()) bound.unavailable.set(env.id, bind(env));
+    return bound;
   }
 
   list(): AnyEnvironment[] {

@@ -96,6 +96,8 @@ export function defineRubric<State>(rewards: RewardSpec<State>[], metricsOrOptio
 }
 
 function errorText(err: unknown): string {
+  // Errors that carry their own client-safe text (a judge failure: no URL, no upstream body) report only that.
+  if (err instanceof Error && "clientText" in err && typeof err.clientText === "string") return err.clientText;
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 

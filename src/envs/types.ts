@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { AssistantMessage, ChatMessage, Score, Split, ToolDefinition } from "../protocol/index.js";
+import type { EnvServices } from "./judges.js";
 import type { Rng } from "./rng.js";
 import type { Parser } from "./parsers/parser.js";
 import type { Rubric } from "./rubric.js";
@@ -123,6 +124,11 @@ export interface Environment<Args = unknown, State = unknown> {
   toolDefinitionsFor?(state: State): ToolDefinition[];
   /** The turn limit of one episode, when it depends on its task. Default: `maxTurns`. */
   maxTurnsFor?(state: State): number;
+  /**
+   * This environment wired to the operator's services (e.g. the judges it may call),
+   * called by `EnvRegistry.withServices` when a server is built. Default: used as is.
+   */
+  withServices?(services: EnvServices): Environment<Args, State>;
 }
 
 /** An environment whose type parameters have been forgotten, as registries hold them. */

@@ -1,4 +1,5 @@
 import type { EnvRegistry } from "../envs/index.js";
+import { EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../envs/judges.js";
 import type { ChatModel } from "../eval/model.js";
 import type { EvalRequest } from "../protocol/index.js";
 import type { EdgegymDb } from "./db/database.js";
@@ -26,6 +27,10 @@ export interface ServerConfig {
   evalLeaseMs: number;
   /** Ended jobs (and their rollouts) older than this many days (by finished_at) are deleted by the reaper; null keeps them forever. */
   evalRetentionDays: number | null;
+  /** Largest max_tokens a server-run eval job may ask for (also sent when it names none); `n` is always 1. See docs/security-outbound.md. */
+  evalMaxTokens: number;
+  /** The LLM judges environments may call (judge-qa), by name; their URLs and keys are never sent to clients. */
+  judges: JudgeCatalog;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -41,6 +46,8 @@ export const DEFAULT_CONFIG: ServerConfig = {
   evalRetryAfterSeconds: 10,
   evalLeaseMs: 30_000,
   evalRetentionDays: null,
+  evalMaxTokens: 4096,
+  judges: EMPTY_JUDGE_CATALOG,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

@@ -8,6 +8,7 @@ import type { EvalJobRow } from "../db/schema.js";
 import { ApiError } from "../errors.js";
 import { JobRun } from "./job-run.js";
 import { ModelSlots } from "./model-slots.js";
+import { checkServerSampling } from "./sampling-policy.js";
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const TERMINAL: ReadonlySet<EvalStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -58,7 +59,8 @@ export class EvalService {
 
   async create(body: EvalRequestInput): Promise<EvalJob> {
     this.enabled();
-    const request = EvalRequest.parse(body);
+    // The operator's key pays for these requests: only allowlisted sampling fields, within caps.
+    const request = checkServerSampling(EvalRequest.parse(body), { maxTokens: this.config.evalMaxTokens });
     const model = request.model ?? this.config.evalModel;
     if (!model) throw new ApiError("invalid_request", "name a `model`: this server has no default (EDGEGYM_EVAL_MODEL)");
     const env = this.registry.get(request.env_id);
@@ -137,6 +139,7 @@ export class EvalService {
         owner: this.owner,
         leaseMs: this.config.evalLeaseMs,
         makeModel: this.makeModel,
+        samplingLimits: { maxTokens: this.config.evalMaxTokens },
         notify: (id) => this.notify(id),
       },
       claimed,

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { parseApiKeys, positiveIntVar as positiveInt } from "../config-vars.js";
 import type { ServerConfig } from "../context.js";
+import { judgeCatalogFrom, JudgesConfig } from "../../envs/judges-config.js";
 
 /** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every field optional. */
 const ConfigFile = z
@@ -15,6 +16,9 @@ const ConfigFile = z
     eval_model: z.string().min(1).optional(),
     eval_max_concurrent_requests: z.number().int().positive().optional(),
     eval_retention_days: z.number().int().positive().optional(),
+    eval_max_tokens: z.number().int().positive().optional(),
+    judges: JudgesConfig.optional(),
+    default_judge: z.string().min(1).optional(),
   })
   .strict();
 
@@ -50,5 +54,9 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (lease !== undefined) out.evalLeaseMs = lease * 1000;
   const retention = positiveInt("EDGEGYM_EVAL_RETENTION_DAYS", env.EDGEGYM_EVAL_RETENTION_DAYS) ?? file.eval_retention_days;
   if (retention !== undefined) out.evalRetentionDays = retention;
+  const evalMaxTokens = positiveInt("EDGEGYM_EVAL_MAX_TOKENS", env.EDGEGYM_EVAL_MAX_TOKENS) ?? file.eval_max_tokens;
+  if (evalMaxTokens !== undefined) out.evalMaxTokens = evalMaxTokens;
+  const judges = judgeCatalogFrom(env, { judges: file.judges, default_judge: file.default_judge });
+  if (judges.judges.length) out.judges = judges;
   return out;
 }
