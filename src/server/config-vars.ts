@@ -1,11 +1,12 @@
 import type { ServerConfig } from "./context.js";
+import { quotasFromSettings, type QuotaVars } from "./tenants/quota-config.js";
 
 /**
  * The settings both runtimes read from plain string variables: `process.env` on Node,
  * vars and secrets on a Worker. Values are strings there, so they are parsed here once.
  */
-export interface ConfigVars {
-  /** Comma-separated bearer keys; empty or unset leaves /v1 open. */
+export interface ConfigVars extends QuotaVars {
+  /** Comma-separated bearer keys, each `name:key` or a bare key; empty or unset leaves /v1 open. */
   EDGEGYM_API_KEYS?: string | undefined;
   EDGEGYM_TTL_SECONDS?: string | undefined;
   EDGEGYM_MAX_TTL_SECONDS?: string | undefined;
@@ -38,5 +39,10 @@ export function serverConfigFromVars(vars: ConfigVars): Partial<ServerConfig> {
   if (maxTtl !== undefined) out.maxTtlSeconds = maxTtl;
   const retention = positiveIntVar("EDGEGYM_EVAL_RETENTION_DAYS", vars.EDGEGYM_EVAL_RETENTION_DAYS);
   if (retention !== undefined) out.evalRetentionDays = retention;
+  // Tenancy (src/server/tenants): admin keys and per-tenant quotas.
+  const adminKeys = parseApiKeys(vars.EDGEGYM_ADMIN_API_KEYS);
+  if (adminKeys.length) out.adminApiKeys = adminKeys;
+  const quotas = quotasFromSettings(vars);
+  if (quotas) out.quotas = quotas;
   return out;
 }
