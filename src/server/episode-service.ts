@@ -1,12 +1,13 @@
 import type { AssistantMessage, ChatMessage, CloseResponse, Episode, ResetRequest, ResetResponse, Score, ScoreResponse, StepRequest, StepResponse } from "../protocol/index.js";
 import { scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
-import type { EpisodeStore, StepRow } from "./db/episode-store.js";
+import type { EpisodeStore, StepRow, TenantUsage } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { ApiError } from "./errors.js";
 import { canSee, type Tenant } from "./tenants/keys.js";
 import { quotaExceeded, utf8Length } from "./tenants/quotas.js";
 import { ResetRate } from "./tenants/reset-rate.js";
+import { UsageCache } from "./tenants/usage-cache.js";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -53,6 +54,8 @@ function assistantMessageAt(row: EpisodeRow, turn: number): unknown {
  */
 export class EpisodeService {
   private readonly resetRate: ResetRate | null;
+  /** Database-counted usage, re-read at most once a second per tenant while resets fit (see UsageCache). */
+  private readonly usage: UsageCache;
 
   constructor(
     private readonly store: EpisodeStore,
@@ -62,6 +65,7 @@ export class EpisodeService {
   ) {
     const { resetsPerSecond, resetBurst } = config.quotas;
     this.resetRate = resetsPerSecond === null ? null : new ResetRate({ perSecond: resetsPerSecond, burst: resetBurst }, clock);
+    this.usage = new UsageCache(1000, clock);
   }
 
   /** The reset rate (in memory), checked before the environment's setup runs. */
@@ -74,9 +78,9 @@ export class EpisodeService {
 
   /**
    * The quotas a reset must fit before anything is stored: the metadata size, then the
-   * tenant's open episodes and stored bytes (from the database). Counted before the
-   * insert, so resets racing each other can pass a database-counted limit by at most the
-   * number of them in flight at once.
+   * tenant's open episodes and stored bytes (from the database, through UsageCache).
+   * Counted before the insert, so resets racing each other in other processes can pass a
+   * database-counted limit by what they admit within the cache's second.
    */
   private async admitReset(tenant: string, metadataBytes: number, rowBytes: number): Promise<void> {
     const q = this.config.quotas;
@@ -87,13 +91,18 @@ export class EpisodeService {
       throw new ApiError("payload_too_large", `this episode would start at ${rowBytes} stored bytes, past the per-episode limit of ${q.maxEpisodeBytes}`, { quota: "episode_bytes", limit: q.maxEpisodeBytes, in_use: rowBytes });
     }
     if (q.maxOpenEpisodes === null && q.maxStoredBytes === null) return;
-    const usage = await this.store.usage(tenant, this.clock());
-    if (q.maxOpenEpisodes !== null && usage.openEpisodes >= q.maxOpenEpisodes) {
-      throw quotaExceeded("open_episodes", q.maxOpenEpisodes, usage.openEpisodes, 5, "close or score finished episodes (DELETE /v1/episodes/{id}) before starting more");
-    }
-    if (q.maxStoredBytes !== null && usage.storedBytes + rowBytes > q.maxStoredBytes) {
-      throw quotaExceeded("stored_bytes", q.maxStoredBytes, usage.storedBytes, 30, "what your unexpired episodes store is counted until their TTL passes; use shorter ttl_seconds or smaller metadata");
-    }
+    const fitsOpen = (u: TenantUsage) => q.maxOpenEpisodes === null || u.openEpisodes < q.maxOpenEpisodes;
+    const fitsBytes = (u: TenantUsage) => q.maxStoredBytes === null || u.storedBytes + rowBytes <= q.maxStoredBytes;
+    await this.usage.admit(
+      tenant,
+      rowBytes,
+      (u) => fitsOpen(u) && fitsBytes(u),
+      () => this.store.usage(tenant, this.clock()),
+      (u) =>
+        !fitsOpen(u)
+          ? quotaExceeded("open_episodes", q.maxOpenEpisodes ?? 0, u.openEpisodes, 5, "close or score finished episodes (DELETE /v1/episodes/{id}) before starting more")
+          : quotaExceeded("stored_bytes", q.maxStoredBytes ?? 0, u.storedBytes, 30, "what your unexpired episodes store is counted until their TTL passes; use shorter ttl_seconds or smaller metadata"),
+    );
   }
 
   env(id: string): AnyEnvironment {
