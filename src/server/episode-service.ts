@@ -95,7 +95,7 @@ export class EpisodeService {
     const fitsBytes = (u: TenantUsage) => q.maxStoredBytes === null || u.storedBytes + rowBytes <= q.maxStoredBytes;
     await this.usage.admit(
       tenant,
-      rowBytes,
+      { openEpisodes: 1, storedBytes: rowBytes },
       (u) => fitsOpen(u) && fitsBytes(u),
       () => this.store.usage(tenant, this.clock()),
       (u) =>
@@ -207,6 +207,23 @@ export class EpisodeService {
     });
   }
 
+  /**
+   * The tenant's stored bytes with this step's added: checked against the usage cached in
+   * this process (no database read on a step unless the figure is a second old or would
+   * refuse), so a tenant cannot grow its open episodes past the quota after their resets.
+   */
+  private async admitStepBytes(tenant: string, addedBytes: number): Promise<void> {
+    const max = this.config.quotas.maxStoredBytes;
+    if (max === null) return;
+    await this.usage.admit(
+      tenant,
+      { openEpisodes: 0, storedBytes: addedBytes },
+      (u) => u.storedBytes + addedBytes <= max,
+      () => this.store.usage(tenant, this.clock()),
+      (u) => quotaExceeded("stored_bytes", max, u.storedBytes, 30, "what your unexpired episodes store is counted until their TTL passes; score and close episodes, and use a shorter ttl_seconds"),
+    );
+  }
+
   /** Returns the response body as the exact JSON text stored for the turn. */
   async step(viewer: Tenant, id: string, req: StepRequest): Promise<string> {
     // The tenant is checked on the row the step reads anyway; the UPDATE below keys on the
@@ -237,6 +254,7 @@ export class EpisodeService {
     // again in `messages`, plus the assistant message (a slight overestimate, never under).
     const addedBytes = 2 * utf8Length(body) + utf8Length(JSON.stringify(req.message));
     const maxEpisodeBytes = this.config.quotas.maxEpisodeBytes ?? Number.MAX_SAFE_INTEGER;
+    await this.admitStepBytes(row.tenant, addedBytes);
     const won = await this.store.commitStep({
       id: row.id,
       expectedTurn: row.turn,

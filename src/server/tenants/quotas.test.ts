@@ -87,6 +87,15 @@ describe("per-tenant quotas", () => {
     expect((await a(...reset({ index: 0, metadata }))).status).toBe(201);
   });
 
+  it("stored bytes: a step that would bring the tenant past it is refused too (429), the episode unchanged", async () => {
+    const { a } = withQuotas({ maxStoredBytes: 3_000 });
+    const id = (await a(...reset({ index: 0 }))).json.episode_id as string;
+    const long = await a("POST", `/v1/episodes/${id}/step`, { turn: 0, message: { role: "assistant", content: `<answer>${"y".repeat(2_500)}</answer>` } });
+    expect([long.status, long.json.error.code, long.json.error.details.quota, long.headers.get("retry-after")]).toEqual([429, "rate_limited", "stored_bytes", "30"]);
+    expect((await a("GET", `/v1/episodes/${id}`)).json).toMatchObject({ turn: 0, status: "active" });
+    expect((await a("POST", `/v1/episodes/${id}/step`, { turn: 0, message: { role: "assistant", content: "<answer>short</answer>" } })).status).toBe(200);
+  });
+
   it("metadata bytes: one reset's metadata past the cap is 413 (not retryable), nothing stored", async () => {
     const { a } = withQuotas({ maxMetadataBytes: 100 });
     const res = await a(...reset({ index: 0, metadata: { note: "é".repeat(60) } }));

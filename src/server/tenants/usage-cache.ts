@@ -21,10 +21,11 @@ export class UsageCache {
   ) {}
 
   /**
-   * Admits one more episode of `bytes` if `fits` says so, counting it; otherwise throws
-   * what `refuse` makes of the fresh usage. `read` is the database query.
+   * Admits `add` (one more episode at reset, or a step's bytes) if `fits` says the usage
+   * with it stays within the limits, counting it; otherwise throws what `refuse` makes of
+   * the fresh usage. `read` is the database query.
    */
-  async admit(tenant: string, bytes: number, fits: (usage: TenantUsage) => boolean, read: () => Promise<TenantUsage>, refuse: (usage: TenantUsage) => Error): Promise<void> {
+  async admit(tenant: string, add: TenantUsage, fits: (usage: TenantUsage) => boolean, read: () => Promise<TenantUsage>, refuse: (usage: TenantUsage) => Error): Promise<void> {
     const now = this.clock();
     let entry = this.entries.get(tenant);
     if (!entry || now - entry.at >= this.maxAgeMs || !fits(entry.usage)) {
@@ -32,6 +33,6 @@ export class UsageCache {
       this.entries.set(tenant, entry);
       if (!fits(entry.usage)) throw refuse(entry.usage);
     }
-    entry.usage = { openEpisodes: entry.usage.openEpisodes + 1, storedBytes: entry.usage.storedBytes + bytes };
+    entry.usage = { openEpisodes: entry.usage.openEpisodes + add.openEpisodes, storedBytes: entry.usage.storedBytes + add.storedBytes };
   }
 }
