@@ -157,7 +157,8 @@ export class EpisodeStore {
 
   /**
    * A tenant's usage, from the database (so it holds across processes and isolates): one
-   * range scan of the covering index episodes_tenant_usage, no row read. Rows past their
+   * range scan of the covering index episodes_expiry_usage (expires_at > now, all tenants'
+   * unexpired rows, the tenant compared in the index), no row read. Rows past their
    * TTL not yet reaped are not counted (the next reap drops what they hold).
    */
   async usage(tenant: string, now: number): Promise<TenantUsage> {

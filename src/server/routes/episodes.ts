@@ -38,7 +38,7 @@ const step = createRoute({
   request: { params: EpisodeParams, body: { required: true, content: json(StepRequest) } },
   responses: {
     200: { description: "The environment's reply.", content: json(StepResponse) },
-    ...errorResponses("episode_not_found", "turn_conflict", "episode_done", "episode_closed", "episode_expired", "malformed_json", "payload_too_large"),
+    ...errorResponses("episode_not_found", "turn_conflict", "episode_done", "episode_closed", "episode_expired", "rate_limited", "malformed_json", "payload_too_large"),
   },
 });
 

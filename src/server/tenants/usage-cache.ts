@@ -2,15 +2,15 @@ import type { TenantUsage } from "../db/episode-store.js";
 
 /**
  * A tenant's episode usage as this process last read it from the database, plus what it
- * has admitted since. Reading it is one scan of the tenant's rows in the index
- * episodes_tenant_usage, O(its unexpired episodes): per reset, that scan cost a trainer
- * with thousands of episodes more than the reset itself (15% more server CPU per step in
- * `npm run bench:compare`). So a reset that fits the cached figure is admitted without a
- * read for up to `maxAgeMs`; a reset that does not fit always reads again before it is
- * refused, so closing an episode frees its place at once and no refusal rests on stale
- * data. What the cache can miss is other processes' admissions (with `--workers N`, or
- * other isolates on Workers) within `maxAgeMs`: a database-counted quota can be passed by
- * at most what they admit in that time (bounded by their reset rate).
+ * has admitted since (episodes started, bytes that steps added). Reading it is one scan
+ * of the covering index episodes_expiry_usage over every unexpired episode (all
+ * tenants): done on every reset, that scan cost a trainer with thousands of episodes
+ * 15% more server CPU per step in `npm run bench:compare`. So a request that fits the
+ * cached figure is admitted without a read for up to `maxAgeMs`; one that does not fit
+ * always reads again before it is refused, so closing an episode frees its place at once
+ * and no refusal rests on stale data. What the cache can miss is other processes'
+ * admissions (with `--workers N`, or other isolates on Workers) within `maxAgeMs`: a
+ * database-counted quota can be passed by at most what they admit in that time.
  */
 export class UsageCache {
   private readonly entries = new Map<string, { at: number; usage: TenantUsage }>();
