@@ -112,6 +112,19 @@ describe("episodes belong to the tenant that started them", () => {
     for (const key of Object.values(KEYS)) expect(all).not.toContain(key);
   });
 
+  it("gives rows made before tenancy (tenant \"public\" by the migration's default) to admin keys only", async () => {
+    const { as, database } = await tenants();
+    const raw = (database.db as unknown as { $client: { prepare(s: string): { run(...a: unknown[]): unknown } } }).$client;
+    // An episode row as a server before migration 0002 wrote it: no tenant column named.
+    raw
+      .prepare(
+        "INSERT INTO episodes (id, env_id, env_version, split, task_index, seed, args, metadata, messages, prompt_length, replies, turn, status, truncated, ttl_seconds, created_at, updated_at, expires_at) VALUES (?, 'reverse-text', '1.0.0', 'train', 0, 0, '{}', '{}', '[]', 0, '[]', 0, 'active', 0, 3600, ?, ?, ?)",
+      )
+      .run("ep_legacy", Date.now(), Date.now(), Date.now() + 3_600_000);
+    expect((await as(KEYS.alice)("GET", "/v1/episodes/ep_legacy")).status).toBe(404);
+    expect((await as(KEYS.admin)("GET", "/v1/episodes/ep_legacy")).status).toBe(200);
+  });
+
   it("keeps a server with no keys open, as one tenant", async () => {
     const { app } = await tenants({ apiKeys: [], adminApiKeys: [] });
     const reset = await readReply(await app.request("/v1/envs/reverse-text/episodes", jsonInit("POST", { index: 0 })));
