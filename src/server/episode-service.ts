@@ -1,13 +1,12 @@
 import type { AssistantMessage, ChatMessage, CloseResponse, Episode, ResetRequest, ResetResponse, Score, ScoreResponse, StepRequest, StepResponse } from "../protocol/index.js";
 import { scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
-import type { EpisodeStore, StepRow, TenantUsage } from "./db/episode-store.js";
+import type { EpisodeStore, StepRow } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { ApiError } from "./errors.js";
 import { canSee, type Tenant } from "./tenants/keys.js";
-import { quotaExceeded, utf8Length } from "./tenants/quotas.js";
-import { ResetRate } from "./tenants/reset-rate.js";
-import { UsageCache } from "./tenants/usage-cache.js";
+import { EpisodeQuotas } from "./tenants/episode-quotas.js";
+import { utf8Length } from "./tenants/quotas.js";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -53,9 +52,7 @@ function assistantMessageAt(row: EpisodeRow, turn: number): unknown {
  * loads the episode row, runs the environment, and writes back conditionally.
  */
 export class EpisodeService {
-  private readonly resetRate: ResetRate | null;
-  /** Database-counted usage, re-read at most once a second per tenant while resets fit (see UsageCache). */
-  private readonly usage: UsageCache;
+  private readonly quotas: EpisodeQuotas;
 
   constructor(
     private readonly store: EpisodeStore,
@@ -63,46 +60,7 @@ export class EpisodeService {
     private readonly config: ServerConfig,
     private readonly clock: () => number,
   ) {
-    const { resetsPerSecond, resetBurst } = config.quotas;
-    this.resetRate = resetsPerSecond === null ? null : new ResetRate({ perSecond: resetsPerSecond, burst: resetBurst }, clock);
-    this.usage = new UsageCache(1000, clock);
-  }
-
-  /** The reset rate (in memory), checked before the environment's setup runs. */
-  private takeResetToken(tenant: string): void {
-    const wait = this.resetRate?.take(tenant) ?? 0;
-    const q = this.config.quotas;
-    // An empty bucket means the tenant is resetting at the limit's rate: in_use = limit.
-    if (wait > 0) throw quotaExceeded("resets_per_second", q.resetsPerSecond ?? 0, q.resetsPerSecond ?? 0, wait, `slow down: the bucket holds ${q.resetBurst} resets and refills at ${q.resetsPerSecond} per second`);
-  }
-
-  /**
-   * The quotas a reset must fit before anything is stored: the metadata size, then the
-   * tenant's open episodes and stored bytes (from the database, through UsageCache).
-   * Counted before the insert, so resets racing each other in other processes can pass a
-   * database-counted limit by what they admit within the cache's second.
-   */
-  private async admitReset(tenant: string, metadataBytes: number, rowBytes: number): Promise<void> {
-    const q = this.config.quotas;
-    if (q.maxMetadataBytes !== null && metadataBytes > q.maxMetadataBytes) {
-      throw new ApiError("payload_too_large", `metadata is ${metadataBytes} bytes, past this server's limit of ${q.maxMetadataBytes}; keep metadata to ids and tags`, { quota: "metadata_bytes", limit: q.maxMetadataBytes, in_use: metadataBytes });
-    }
-    if (q.maxEpisodeBytes !== null && rowBytes > q.maxEpisodeBytes) {
-      throw new ApiError("payload_too_large", `this episode would start at ${rowBytes} stored bytes, past the per-episode limit of ${q.maxEpisodeBytes}`, { quota: "episode_bytes", limit: q.maxEpisodeBytes, in_use: rowBytes });
-    }
-    if (q.maxOpenEpisodes === null && q.maxStoredBytes === null) return;
-    const fitsOpen = (u: TenantUsage) => q.maxOpenEpisodes === null || u.openEpisodes < q.maxOpenEpisodes;
-    const fitsBytes = (u: TenantUsage) => q.maxStoredBytes === null || u.storedBytes + rowBytes <= q.maxStoredBytes;
-    await this.usage.admit(
-      tenant,
-      { openEpisodes: 1, storedBytes: rowBytes },
-      (u) => fitsOpen(u) && fitsBytes(u),
-      () => this.store.usage(tenant, this.clock()),
-      (u) =>
-        !fitsOpen(u)
-          ? quotaExceeded("open_episodes", q.maxOpenEpisodes ?? 0, u.openEpisodes, 5, "close or score finished episodes (DELETE /v1/episodes/{id}) before starting more")
-          : quotaExceeded("stored_bytes", q.maxStoredBytes ?? 0, u.storedBytes, 30, "what your unexpired episodes store is counted until their TTL passes; use shorter ttl_seconds or smaller metadata"),
-    );
+    this.quotas = new EpisodeQuotas(store, config.quotas, clock);
   }
 
   env(id: string): AnyEnvironment {
@@ -119,12 +77,12 @@ export class EpisodeService {
   }
 
   async reset(viewer: Tenant, envId: string, body: ResetRequest, idempotencyKey: string | undefined): Promise<{ response: ResetResponse; replayed: boolean }> {
-    this.takeResetToken(viewer.name);
+    this.quotas.takeResetToken(viewer.name);
     const env = this.env(envId);
     const snapshot = await startEpisode(env, body);
     const metadataBytes = utf8Length(JSON.stringify(body.metadata ?? {}));
     const rowBytes = metadataBytes + utf8Length(JSON.stringify(snapshot.args)) + utf8Length(JSON.stringify(snapshot.messages)) + utf8Length(JSON.stringify(snapshot.state ?? null));
-    await this.admitReset(viewer.name, metadataBytes, rowBytes);
+    await this.quotas.admitReset(viewer.name, metadataBytes, rowBytes);
     const now = this.clock();
     const ttlMs = this.ttlMs(body.ttl_seconds);
     const { row, created } = await this.store.insert({
@@ -207,23 +165,6 @@ export class EpisodeService {
     });
   }
 
-  /**
-   * The tenant's stored bytes with this step's added: checked against the usage cached in
-   * this process (no database read on a step unless the figure is a second old or would
-   * refuse), so a tenant cannot grow its open episodes past the quota after their resets.
-   */
-  private async admitStepBytes(tenant: string, addedBytes: number): Promise<void> {
-    const max = this.config.quotas.maxStoredBytes;
-    if (max === null) return;
-    await this.usage.admit(
-      tenant,
-      { openEpisodes: 0, storedBytes: addedBytes },
-      (u) => u.storedBytes + addedBytes <= max,
-      () => this.store.usage(tenant, this.clock()),
-      (u) => quotaExceeded("stored_bytes", max, u.storedBytes, 30, "what your unexpired episodes store is counted until their TTL passes; score and close episodes, and use a shorter ttl_seconds"),
-    );
-  }
-
   /** Returns the response body as the exact JSON text stored for the turn. */
   async step(viewer: Tenant, id: string, req: StepRequest): Promise<string> {
     // The tenant is checked on the row the step reads anyway; the UPDATE below keys on the
@@ -253,8 +194,9 @@ export class EpisodeService {
     // Approximately what the row grows by: the reply is stored in `replies`, its messages
     // again in `messages`, plus the assistant message (a slight overestimate, never under).
     const addedBytes = 2 * utf8Length(body) + utf8Length(JSON.stringify(req.message));
-    const maxEpisodeBytes = this.config.quotas.maxEpisodeBytes ?? Number.MAX_SAFE_INTEGER;
-    await this.admitStepBytes(row.tenant, addedBytes);
+    const maxEpisodeBytes = this.quotas.maxEpisodeBytes;
+    // The owner's bytes, whoever steps (an admin key included).
+    await this.quotas.admitStepBytes(row.tenant, addedBytes);
     const won = await this.store.commitStep({
       id: row.id,
       expectedTurn: row.turn,
@@ -276,14 +218,7 @@ export class EpisodeService {
     const latest = await this.load(viewer, id);
     if (latest.turn > req.turn) return this.replay(latest, req);
     if (latest.status === "closed") throw new ApiError("episode_closed", `episode "${id}" was closed`);
-    if (latest.turn === row.turn && latest.status === "active" && latest.storedBytes + addedBytes > maxEpisodeBytes) {
-      // Not retryable (the episode only grows), hence 413 rather than 429.
-      throw new ApiError("payload_too_large", `this step would bring the episode to ${latest.storedBytes + addedBytes} stored bytes, past the per-episode limit of ${maxEpisodeBytes}; score or close it`, {
-        quota: "episode_bytes",
-        limit: maxEpisodeBytes,
-        in_use: latest.storedBytes,
-      });
-    }
+    if (latest.turn === row.turn && latest.status === "active" && latest.storedBytes + addedBytes > maxEpisodeBytes) throw this.quotas.episodeFull(latest.storedBytes, addedBytes);
     throw new ApiError("turn_conflict", `episode "${id}" changed while this step ran; fetch it and retry`, { episode_turn: latest.turn });
   }
 
