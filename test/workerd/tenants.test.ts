@@ -1,6 +1,6 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { WorkerBindings } from "../../src/server/worker/worker.js";
 import worker from "../../src/server/worker/index.js";
 
@@ -73,5 +73,14 @@ describe("tenants over D1", () => {
     const over = await call("sk-carol", "POST", "/v1/envs/reverse-text/episodes", { index: 2 }, limited);
     expect([over.status, over.json.error.code, over.headers.get("retry-after")]).toEqual([429, "rate_limited", "5"]);
     expect(over.json.error.details).toEqual({ quota: "open_episodes", limit: 2, in_use: 2 });
+  });
+
+  it("refuses a key entry it would have to guess at, naming the variable and not the key", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const res = await call("sk-secret-x", "GET", "/v1/envs", undefined, { ...env, EDGEGYM_API_KEYS: "not a name:sk-secret-x" });
+    logged.mockRestore();
+    expect([res.status, res.json.error.code]).toEqual([500, "internal_error"]);
+    expect(res.json.error.message).toMatch(/EDGEGYM_API_KEYS.*is not a tenant name/);
+    expect(res.text).not.toContain("sk-secret-x");
   });
 });
