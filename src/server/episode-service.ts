@@ -213,7 +213,10 @@ export class EpisodeService {
       addedBytes,
       maxEpisodeBytes,
     });
-    if (won) return body;
+    if (won) {
+      if (snapshot.done) this.quotas.episodeEnded(row.tenant);
+      return body;
+    }
     // Another request moved the episode first: the same message is a retry that raced us.
     const latest = await this.load(viewer, id);
     if (latest.turn > req.turn) return this.replay(latest, req);
@@ -257,6 +260,7 @@ export class EpisodeService {
       const score = await scoreEpisode(this.env(row.envId), toSnapshot(row));
       const now = this.clock();
       await this.store.saveScore(id, score, now, now + row.ttlSeconds * 1000);
+      this.quotas.episodeEnded(row.tenant);
       row = await this.load(viewer, id);
     }
     return { episode_id: row.id, score: row.score as Score, scored_at: iso(row.scoredAt ?? row.updatedAt) };
@@ -264,7 +268,10 @@ export class EpisodeService {
 
   async close(viewer: Tenant, id: string): Promise<CloseResponse> {
     const row = this.visible(viewer, id, await this.store.get(id));
-    if (row.status !== "expired" && row.expiresAt > this.clock()) await this.store.close(id, this.clock());
+    if (row.status !== "expired" && row.expiresAt > this.clock()) {
+      await this.store.close(id, this.clock());
+      this.quotas.episodeEnded(row.tenant);
+    }
     const after = await this.store.get(id);
     const status = after && after.expiresAt <= this.clock() ? "expired" : (after?.status ?? "closed");
     return { episode_id: id, status };

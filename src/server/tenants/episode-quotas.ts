@@ -25,7 +25,7 @@ export class EpisodeQuotas {
   ) {
     const { resetsPerSecond, resetBurst } = quotas;
     this.resetRate = resetsPerSecond === null ? null : new ResetRate({ perSecond: resetsPerSecond, burst: resetBurst }, clock);
-    this.usage = new UsageCache(1000, clock);
+    this.usage = new UsageCache(1000, 200, clock);
   }
 
   /** The per-episode byte cap the step's conditional UPDATE enforces (no cap: the largest safe integer). */
@@ -85,6 +85,11 @@ export class EpisodeQuotas {
       () => this.store.usage(tenant, this.clock()),
       (u) => quotaExceeded("stored_bytes", max, u.storedBytes, 30, "what your unexpired episodes store is counted until their TTL passes; score and close episodes, and use a shorter ttl_seconds"),
     );
+  }
+
+  /** One of the tenant's episodes ended (done, scored, closed) in this process: its place is free at the next reset. */
+  episodeEnded(tenant: string): void {
+    this.usage.forget(tenant);
   }
 
   /** A step the UPDATE refused for the per-episode cap: 413, since the episode only grows. */
