@@ -196,7 +196,8 @@ export class EpisodeService {
     const addedBytes = 2 * utf8Length(body) + utf8Length(JSON.stringify(req.message));
     const maxEpisodeBytes = this.quotas.maxEpisodeBytes;
     // The owner's bytes, whoever steps (an admin key included).
-    await this.quotas.admitStepBytes(row.tenant, addedBytes);
+    const admitting = this.quotas.admitStepBytes(row.tenant, addedBytes);
+    if (admitting) await admitting;
     const won = await this.store.commitStep({
       id: row.id,
       expectedTurn: row.turn,
@@ -260,7 +261,7 @@ export class EpisodeService {
       const score = await scoreEpisode(this.env(row.envId), toSnapshot(row));
       const now = this.clock();
       await this.store.saveScore(id, score, now, now + row.ttlSeconds * 1000);
-      this.quotas.episodeEnded(row.tenant);
+      if (row.status === "active") this.quotas.episodeEnded(row.tenant);
       row = await this.load(viewer, id);
     }
     return { episode_id: row.id, score: row.score as Score, scored_at: iso(row.scoredAt ?? row.updatedAt) };
@@ -270,7 +271,7 @@ export class EpisodeService {
     const row = this.visible(viewer, id, await this.store.get(id));
     if (row.status !== "expired" && row.expiresAt > this.clock()) {
       await this.store.close(id, this.clock());
-      this.quotas.episodeEnded(row.tenant);
+      if (row.status === "active") this.quotas.episodeEnded(row.tenant);
     }
     const after = await this.store.get(id);
     const status = after && after.expiresAt <= this.clock() ? "expired" : (after?.status ?? "closed");

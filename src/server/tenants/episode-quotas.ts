@@ -75,21 +75,25 @@ export class EpisodeQuotas {
    * this process (no database read on a step unless the figure is a second old or would
    * refuse), so a tenant cannot grow its open episodes past the quota after their resets.
    */
-  async admitStepBytes(tenant: string, addedBytes: number): Promise<void> {
+  admitStepBytes(tenant: string, addedBytes: number): Promise<void> | undefined {
     const max = this.quotas.maxStoredBytes;
-    if (max === null) return;
-    await this.usage.admit(
+    if (max === null) return undefined;
+    const fits = (u: TenantUsage) => u.storedBytes + addedBytes <= max;
+    const add = { openEpisodes: 0, storedBytes: addedBytes };
+    // Undefined (nothing to await) when the remembered figure decides: the step's usual case.
+    if (this.usage.tryRemembered(tenant, add, fits)) return undefined;
+    return this.usage.admit(
       tenant,
-      { openEpisodes: 0, storedBytes: addedBytes },
-      (u) => u.storedBytes + addedBytes <= max,
+      add,
+      fits,
       () => this.store.usage(tenant, this.clock()),
       (u) => quotaExceeded("stored_bytes", max, u.storedBytes, 30, "what your unexpired episodes store is counted until their TTL passes; score and close episodes, and use a shorter ttl_seconds"),
     );
   }
 
-  /** One of the tenant's episodes ended (done, scored, closed) in this process: its place is free at the next reset. */
+  /** One of the tenant's active episodes ended (done, scored, closed) in this process: its place is free at the next reset. */
   episodeEnded(tenant: string): void {
-    this.usage.forget(tenant);
+    this.usage.released(tenant);
   }
 
   /** A step the UPDATE refused for the per-episode cap: 413, since the episode only grows. */
