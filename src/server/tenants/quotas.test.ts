@@ -96,6 +96,16 @@ describe("per-tenant quotas", () => {
     expect((await a("POST", `/v1/episodes/${id}/step`, { turn: 0, message: { role: "assistant", content: "<answer>short</answer>" } })).status).toBe(200);
   });
 
+  it("the reaper drops an expired episode's metadata and stored bytes with its transcript (the tombstone keeps neither)", async () => {
+    const { a, store, advance, now } = withQuotas({});
+    const id = (await a(...reset({ index: 0, ttl_seconds: 60, metadata: { note: "x".repeat(10_000) } }))).json.episode_id as string;
+    expect((await store.get(id))?.storedBytes).toBeGreaterThan(10_000);
+    advance(61_000);
+    await store.reapExpired(now());
+    expect(await store.get(id)).toMatchObject({ status: "expired", metadata: {}, storedBytes: 0, messages: [] });
+    expect((await a("GET", `/v1/episodes/${id}`)).status).toBe(410);
+  });
+
   it("metadata bytes: one reset's metadata past the cap is 413 (not retryable), nothing stored", async () => {
     const { a } = withQuotas({ maxMetadataBytes: 100 });
     const res = await a(...reset({ index: 0, metadata: { note: "é".repeat(60) } }));
