@@ -57,7 +57,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   });
 
   app.use("*", requestId());
-  app.use("/v1/*", bearerAuth({ keys: config.apiKeys }));
+  app.use("/v1/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
   app.use("/v1/*", limitBody(config.bodyLimitBytes));
 
   registerHealthRoutes(app, config, registry.runtime);

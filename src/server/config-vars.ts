@@ -1,12 +1,13 @@
 import type { ServerConfig } from "./context.js";
 import { judgeCatalogFrom, type JudgeVars } from "../envs/judges-config.js";
+import { quotasFromSettings, type QuotaVars } from "./tenants/quota-config.js";
 
 /**
  * The settings both runtimes read from plain string variables: `process.env` on Node,
  * vars and secrets on a Worker. Values are strings there, so they are parsed here once.
  */
-export interface ConfigVars extends JudgeVars {
-  /** Comma-separated bearer keys; empty or unset leaves /v1 open. */
+export interface ConfigVars extends JudgeVars, QuotaVars {
+  /** Comma-separated bearer keys, each `name:key` or a bare key; empty or unset leaves /v1 open. */
   EDGEGYM_API_KEYS?: string | undefined;
   EDGEGYM_TTL_SECONDS?: string | undefined;
   EDGEGYM_MAX_TTL_SECONDS?: string | undefined;
@@ -46,5 +47,10 @@ export function serverConfigFromVars(vars: ConfigVars): Partial<ServerConfig> {
   // A judge's api_key_env names another var or secret of the same set.
   const judges = judgeCatalogFrom(vars as ConfigVars & Record<string, unknown>);
   if (judges.judges.length) out.judges = judges;
+  // Tenancy (src/server/tenants): admin keys and per-tenant quotas.
+  const adminKeys = parseApiKeys(vars.EDGEGYM_ADMIN_API_KEYS);
+  if (adminKeys.length) out.adminApiKeys = adminKeys;
+  const quotas = quotasFromSettings(vars);
+  if (quotas) out.quotas = quotas;
   return out;
 }

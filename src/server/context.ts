@@ -3,10 +3,16 @@ import { EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../envs/judges.js";
 import type { ChatModel } from "../eval/model.js";
 import type { EvalRequest } from "../protocol/index.js";
 import type { EdgegymDb } from "./db/database.js";
+import type { Tenant } from "./tenants/keys.js";
+import { DEFAULT_QUOTAS, type TenantQuotas } from "./tenants/quotas.js";
 
 export interface ServerConfig {
-  /** Bearer keys accepted on /v1; empty = open. */
+  /** Bearer keys accepted on /v1, each `name:key` or a bare key (named `key_<hash prefix>`); empty (and no admin keys) = open. */
   apiKeys: string[];
+  /** Keys that see every tenant's episodes and eval jobs (same entry syntax); their own quotas still apply. */
+  adminApiKeys: string[];
+  /** Per-tenant quotas (src/server/tenants/quotas.ts); null fields are off. */
+  quotas: TenantQuotas;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
   defaultTtlSeconds: number;
@@ -35,6 +41,8 @@ export interface ServerConfig {
 
 export const DEFAULT_CONFIG: ServerConfig = {
   apiKeys: [],
+  adminApiKeys: [],
+  quotas: DEFAULT_QUOTAS,
   bodyLimitBytes: 1024 * 1024,
   defaultTtlSeconds: 3600,
   maxTtlSeconds: 7 * 24 * 3600,
@@ -62,5 +70,5 @@ export interface AppDeps {
 }
 
 export interface AppEnv {
-  Variables: { requestId: string };
+  Variables: { requestId: string; tenant: Tenant };
 }

@@ -6,6 +6,9 @@ import type { ServerConfig } from "../context.js";
 import type { EvalStore } from "../db/eval-store.js";
 import type { EvalJobRow } from "../db/schema.js";
 import { ApiError } from "../errors.js";
+import { canSee, type Tenant } from "../tenants/keys.js";
+import { quotaExceeded } from "../tenants/quotas.js";
+import { StreamSlots } from "../tenants/stream-slots.js";
 import { JobRun } from "./job-run.js";
 import { ModelSlots } from "./model-slots.js";
 import { checkServerSampling } from "./sampling-policy.js";
@@ -33,6 +36,8 @@ export class EvalService {
   private readonly runs = new Map<string, JobRun>();
   private readonly listeners = new Map<string, Set<() => void>>();
   private readonly slots: ModelSlots;
+  /** Open event streams per tenant (in this process): the event_streams quota. */
+  readonly streams: StreamSlots;
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
   private stopping = false;
 
@@ -46,6 +51,7 @@ export class EvalService {
       new OpenAIChatModel({ model: request.model, baseUrl: config.evalBaseUrl ?? "", apiKey: config.evalApiKey ?? undefined, timeoutMs: request.timeout_seconds * 1000 }),
   ) {
     this.slots = new ModelSlots(config.evalMaxConcurrentRequests);
+    this.streams = new StreamSlots(config.quotas.maxEventStreams);
   }
 
   private enabled(): void {
@@ -57,7 +63,7 @@ export class EvalService {
     }
   }
 
-  async create(body: EvalRequestInput): Promise<EvalJob> {
+  async create(viewer: Tenant, body: EvalRequestInput): Promise<EvalJob> {
     this.enabled();
     // The operator's key pays for these requests: only allowlisted sampling fields, within caps.
     const request = checkServerSampling(EvalRequest.parse(body), { maxTokens: this.config.evalMaxTokens });
@@ -78,6 +84,13 @@ export class EvalService {
       throw new ApiError("task_out_of_range", (err as Error).message);
     }
     const totalRollouts = numExamples * request.rollouts_per_example;
+    // Counted in the database, so it holds across processes; before the insert, so jobs
+    // created at the same instant can pass it by the number created at once.
+    const maxJobs = this.config.quotas.maxConcurrentEvals;
+    if (maxJobs !== null) {
+      const live = await this.store.countLive(viewer.name);
+      if (live >= maxJobs) throw quotaExceeded("concurrent_evals", maxJobs, live, this.config.evalRetryAfterSeconds, "wait for a job to end, or cancel one (POST /v1/evals/{id}/cancel)");
+    }
     const wanted = Math.min(request.max_concurrent, totalRollouts);
     if (wanted > this.slots.capacity) {
       throw new ApiError("invalid_request", `max_concurrent ${request.max_concurrent} is past this server's limit of ${this.slots.capacity} concurrent model requests; ask for at most ${this.slots.capacity}`);
@@ -113,6 +126,7 @@ export class EvalService {
         updatedAt: now,
         startedAt: null,
         finishedAt: null,
+        tenant: viewer.name,
       });
     } catch (err) {
       this.slots.release(wanted);
@@ -195,9 +209,10 @@ export class EvalService {
     await Promise.all(runs.map((r) => r.done));
   }
 
-  private async row(id: string): Promise<EvalJobRow> {
+  /** Another tenant's job answers exactly as an unknown id does, so ids cannot be probed. */
+  private async row(viewer: Tenant, id: string): Promise<EvalJobRow> {
     const row = await this.store.getJob(id);
-    if (!row) throw new ApiError("eval_not_found", `no evaluation "${id}"; GET /v1/evals lists them`);
+    if (!row || !canSee(viewer, row.tenant)) throw new ApiError("eval_not_found", `no evaluation "${id}"; GET /v1/evals lists them`);
     return row;
   }
 
@@ -228,16 +243,17 @@ export class EvalService {
     };
   }
 
-  async get(id: string): Promise<EvalJob> {
-    return this.view(await this.row(id));
+  async get(viewer: Tenant, id: string): Promise<EvalJob> {
+    return this.view(await this.row(viewer, id));
   }
 
-  async list(opts: { status?: EvalStatus | undefined; limit: number }): Promise<EvalJob[]> {
-    return Promise.all((await this.store.listJobs(opts)).map((row) => this.view(row)));
+  /** The viewer's own jobs; every tenant's for an admin key. */
+  async list(viewer: Tenant, opts: { status?: EvalStatus | undefined; limit: number }): Promise<EvalJob[]> {
+    return Promise.all((await this.store.listJobs({ ...opts, tenant: viewer.admin ? null : viewer.name })).map((row) => this.view(row)));
   }
 
-  async cancel(id: string): Promise<EvalJob> {
-    const row = await this.row(id);
+  async cancel(viewer: Tenant, id: string): Promise<EvalJob> {
+    const row = await this.row(viewer, id);
     if (!isTerminal(row.status)) {
       await this.store.requestCancel(id, this.clock());
       const run = this.runs.get(id);
@@ -247,15 +263,15 @@ export class EvalService {
       }
       this.notify(id);
     }
-    return this.get(id);
+    return this.get(viewer, id);
   }
 
   /**
    * Deletes an ended job with its stored rollouts. A live job is refused (409
    * `eval_running`): cancel it first, so a runner never loses the rows it is writing.
    */
-  async delete(id: string): Promise<EvalDeleteResponse> {
-    const row = await this.row(id);
+  async delete(viewer: Tenant, id: string): Promise<EvalDeleteResponse> {
+    const row = await this.row(viewer, id);
     if (!isTerminal(row.status)) {
       throw new ApiError("eval_running", `evaluation "${id}" is ${row.status}; cancel it first (POST /v1/evals/${id}/cancel), then delete it once it has ended`);
     }
@@ -277,13 +293,13 @@ export class EvalService {
   }
 
   /** Rollouts as stored, in (row, rollout index) order, a page at a time. */
-  async results(id: string, offset: number, limit: number): Promise<EvalRollout[]> {
-    await this.row(id);
+  async results(viewer: Tenant, id: string, offset: number, limit: number): Promise<EvalRollout[]> {
+    await this.row(viewer, id);
     return this.store.rollouts(id, offset, limit);
   }
 
-  async exists(id: string): Promise<void> {
-    await this.row(id);
+  async exists(viewer: Tenant, id: string): Promise<void> {
+    await this.row(viewer, id);
   }
 
   /** Calls `fn` when the job changes (a rollout stored, the job ended); returns the unsubscribe. */

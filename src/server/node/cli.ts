@@ -75,7 +75,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   const reaps = !cluster.isWorker || cluster.worker?.id === 1;
   const server = await startNodeServer({ port, host, dbPath, config, extraEnvs, reapIntervalMs: reaps ? reapSeconds * 1000 : 0 });
   console.log(`edgegym listening on ${server.url} (database: ${dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
-  if (config.apiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys.length} configured)`);
+  if (config.apiKeys?.length || config.adminApiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys?.length ?? 0} tenant, ${config.adminApiKeys?.length ?? 0} admin configured)`);
   const stop = (): void => {
     server.close().then(() => process.exit(0), () => process.exit(1));
   };

@@ -3,11 +3,14 @@ import { z } from "zod";
 import { parseApiKeys, positiveIntVar as positiveInt } from "../config-vars.js";
 import type { ServerConfig } from "../context.js";
 import { judgeCatalogFrom, JudgesConfig } from "../../envs/judges-config.js";
+import { QuotasFileSection, quotasFromSettings } from "../tenants/quota-config.js";
 
 /** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every field optional. */
 const ConfigFile = z
   .object({
     api_keys: z.array(z.string().min(1)).optional(),
+    admin_api_keys: z.array(z.string().min(1)).optional(),
+    quotas: QuotasFileSection.optional(),
     body_limit_bytes: z.number().int().positive().optional(),
     default_ttl_seconds: z.number().int().positive().optional(),
     max_ttl_seconds: z.number().int().positive().optional(),
@@ -58,5 +61,10 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (evalMaxTokens !== undefined) out.evalMaxTokens = evalMaxTokens;
   const judges = judgeCatalogFrom(env, { judges: file.judges, default_judge: file.default_judge });
   if (judges.judges.length) out.judges = judges;
+  // Tenancy (src/server/tenants): admin keys from both sources, quotas variable-first.
+  const adminKeys = [...new Set([...parseApiKeys(env.EDGEGYM_ADMIN_API_KEYS), ...(file.admin_api_keys ?? [])])];
+  if (adminKeys.length) out.adminApiKeys = adminKeys;
+  const quotas = quotasFromSettings(env, file.quotas);
+  if (quotas) out.quotas = quotas;
   return out;
 }
