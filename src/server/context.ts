@@ -26,6 +26,12 @@ export interface ServerConfig {
   evalLeaseMs: number;
   /** Ended jobs (and their rollouts) older than this many days (by finished_at) are deleted by the reaper; null keeps them forever. */
   evalRetentionDays: number | null;
+  /**
+   * Rollouts one evaluation job may plan (num_examples × rollouts_per_example). A job
+   * past it is refused with 422 `eval_too_large` before anything is stored, and one stored
+   * past it by an older server fails on resume instead of building its plan.
+   */
+  evalMaxRollouts: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -41,6 +47,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   evalRetryAfterSeconds: 10,
   evalLeaseMs: 30_000,
   evalRetentionDays: null,
+  evalMaxRollouts: 100_000,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

@@ -15,6 +15,7 @@ const ConfigFile = z
     eval_model: z.string().min(1).optional(),
     eval_max_concurrent_requests: z.number().int().positive().optional(),
     eval_retention_days: z.number().int().positive().optional(),
+    eval_max_rollouts: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -50,5 +51,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (lease !== undefined) out.evalLeaseMs = lease * 1000;
   const retention = positiveInt("EDGEGYM_EVAL_RETENTION_DAYS", env.EDGEGYM_EVAL_RETENTION_DAYS) ?? file.eval_retention_days;
   if (retention !== undefined) out.evalRetentionDays = retention;
+  const maxRollouts = positiveInt("EDGEGYM_EVAL_MAX_ROLLOUTS", env.EDGEGYM_EVAL_MAX_ROLLOUTS) ?? file.eval_max_rollouts;
+  if (maxRollouts !== undefined) out.evalMaxRollouts = maxRollouts;
   return out;
 }
