@@ -12,8 +12,9 @@ export class AnswerTooLongError extends Error {
     readonly what: string,
     readonly length: number,
     readonly limit: number,
+    readonly unit: "characters" | "elements" = "characters",
   ) {
-    super(`${what} is ${length} characters, past this environment's limit of ${limit}; it scores 0`);
+    super(`${what} is ${length} ${unit}, past this environment's limit of ${limit}; it scores 0`);
   }
 }
 
