@@ -193,7 +193,8 @@ async function runAttack(dir: string, attack: Attack): Promise<Omit<Row, "build"
       died,
     };
   } finally {
-    await server?.stop();
+    // stop() waits for an exit that a server killed by a signal (out of memory) already had.
+    if (server && server.process.exitCode === null && server.process.signalCode === null) await server.stop();
     rmSync(tmp, { recursive: true, force: true });
   }
 }
