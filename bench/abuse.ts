@@ -180,6 +180,7 @@ async function runAttack(dir: string, attack: Attack): Promise<Omit<Row, "build"
       ...(attack.path === "/health" ? [] : Array.from({ length: ATTACKERS }, () => attackLoop(attackers, attack, until, statuses))),
     ]);
     const died = server.process.exitCode !== null || server.process.signalCode !== null;
+    if (died) console.error(`server died (${server.process.signalCode ?? `exit ${server.process.exitCode}`}): …${server.output().trim().split("\n").slice(-3).join(" | ").slice(-300)}`);
     await Promise.all([probes.destroy(), attackers.destroy()]);
     latencies.sort((a, b) => a - b);
     return {

@@ -271,18 +271,41 @@ function parseFloatExpr(expr: string): MathNode | null {
   return cachedParse(floatParsed, (e) => floatMath().parse(e), expr);
 }
 
+const sampled = new WeakMap<MathNode, Map<string, (Complexish | null)[]>>();
+
+/**
+ * The expression's values at every sample point for this list of variables, computed
+ * once per (expression, variables): elements of one set share their variables, so each
+ * is evaluated 8 times in all rather than 8 times per element it is compared with.
+ */
+function sampledValues(node: MathNode, vars: readonly string[]): (Complexish | null)[] {
+  const key = vars.join(",");
+  let byVars = sampled.get(node);
+  if (!byVars) {
+    byVars = new Map();
+    sampled.set(node, byVars);
+  }
+  let values = byVars.get(key);
+  if (!values) {
+    values = SAMPLES.map((_, k) => evaluateAt(node, sampleScope(vars, k)));
+    byVars.set(key, values);
+  }
+  return values;
+}
+
 /** Compares two expressions with variables (or `lhs = rhs` equations, up to a constant factor). */
 function symbolicEqual(a: string, b: string, equations: boolean): boolean {
   const na = parseFloatExpr(a);
   const nb = parseFloatExpr(b);
   if (!na || !nb) return false;
-  const vars = [...new Set([...freeSymbols(na), ...freeSymbols(nb)])].sort();
+  const vars = [...new Set([...freeSymbolsOf(na), ...freeSymbolsOf(nb)])].sort();
+  const as = sampledValues(na, vars);
+  const bs = sampledValues(nb, vars);
   let valid = 0;
   let ratio: Complexish | null = null;
   for (let k = 0; k < SAMPLES.length; k++) {
-    const scope = sampleScope(vars, k);
-    const va = evaluateAt(na, scope);
-    const vb = evaluateAt(nb, scope);
+    const va = as[k];
+    const vb = bs[k];
     if (!va || !vb || ![va.re, va.im, vb.re, vb.im].every(Number.isFinite)) continue;
     valid++;
     if (!equations) {
