@@ -19,6 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Pool } from "undici";
+import { LCS_MAX_CHARS } from "../src/envs/builtin/reverse-text/lcs.js";
 import { REPO_ROOT, startNodeServer, type ChildServer } from "../test/support/node-server.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -39,9 +40,9 @@ interface Attack {
 const reversed = <T>(xs: T[]): T[] => [...xs].reverse();
 const big = "ab".repeat(15_000);
 const numbers1600 = Array.from({ length: 1600 }, (_, i) => `x^2+${i}`);
-const lcsBatch = Array.from({ length: 45 }, (_, k) => {
-  // At the LCS cap (10,000 code points each side): the most work one item may cost.
-  const text = Array.from({ length: 10_000 }, (_, i) => String.fromCharCode(97 + ((i * 7919 + k) % 26))).join("");
+// Items at the LCS cap on both sides, as many as fit in a 1 MB body: the most LCS work one request can ask for.
+const lcsBatch = Array.from({ length: Math.floor(950_000 / (2 * LCS_MAX_CHARS + 100)) }, (_, k) => {
+  const text = Array.from({ length: LCS_MAX_CHARS }, (_, i) => String.fromCharCode(97 + ((i * 7919 + k) % 26))).join("");
   return { prompt: "p", completion: `<answer>${text}</answer>`, answer: reversed([...text]).join("") };
 });
 
@@ -57,7 +58,7 @@ const ATTACKS: Attack[] = [
     body: { items: [{ prompt: big, completion: `<answer>${big}</answer>`, answer: big }] },
   },
   {
-    name: "reverse-text, 45 items at the 10k cap",
+    name: `reverse-text, ${lcsBatch.length} items at the ${LCS_MAX_CHARS}-char cap`,
     method: "POST",
     path: "/v1/envs/reverse-text/score",
     body: { items: lcsBatch },
@@ -73,6 +74,12 @@ const ATTACKS: Attack[] = [
     method: "POST",
     path: "/v1/envs/math/score",
     body: { items: [{ prompt: "p", completion: "<answer>((10^400)^400)^400</answer>", answer: "1" }] },
+  },
+  {
+    name: "reverse-text, 60,000 unclosed <answer> tags",
+    method: "POST",
+    path: "/v1/envs/reverse-text/score",
+    body: { items: [{ prompt: "p", completion: "<answer>".repeat(60_000), answer: "x" }] },
   },
   {
     name: "countdown, 30,000-factor product",

@@ -57,10 +57,10 @@ describe("lcsLength (bit-parallel)", () => {
 describe("lcsRatio input cap", () => {
   it("refuses 30k characters (the request that froze /health for 13 s) and accepts the cap", () => {
     const big = "ab".repeat(15_000);
-    expect(() => lcsRatio(big, big)).toThrow(/30000 characters, past this environment's limit of 10000/);
+    expect(() => lcsRatio(big, big)).toThrow(/30000 characters, past this environment's limit of 5000/);
     const atCap = "x".repeat(LCS_MAX_CHARS);
     expect(lcsRatio(atCap, atCap)).toBe(1);
-    // Code points: 10,000 emoji (20,000 UTF-16 units) are within the cap.
+    // Code points: 5,000 emoji (10,000 UTF-16 units) are within the cap.
     expect(lcsRatio("😀".repeat(LCS_MAX_CHARS), "😀")).toBeCloseTo(2 / (LCS_MAX_CHARS + 1), 12);
   });
 
