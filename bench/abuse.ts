@@ -76,6 +76,13 @@ const ATTACKS: Attack[] = [
     body: { items: [{ prompt: "p", completion: "<answer>((10^400)^400)^400</answer>", answer: "1" }] },
   },
   {
+    // Not an attack: a body the size of the next one, to tell its cost from a large body's.
+    name: "control: 480 KB plain completion",
+    method: "POST",
+    path: "/v1/envs/reverse-text/score",
+    body: { items: [{ prompt: "p", completion: "x".repeat(480_000), answer: "x" }] },
+  },
+  {
     name: "reverse-text, 60,000 unclosed <answer> tags",
     method: "POST",
     path: "/v1/envs/reverse-text/score",
