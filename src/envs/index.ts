@@ -27,6 +27,7 @@ export * from "./parsers/think-parser.js";
 export * from "./parsers/plain-parser.js";
 export * from "./parsers/boxed.js";
 export * from "./rewards.js";
+export * from "./answer-limits.js";
 export { builtinEnvs, nodeOnlyBuiltinDeclarations } from "./builtin/index.js";
 export { createPythonEnv } from "./builtin/python/index.js";
 export type { PythonJob, PythonResult, PythonRunner } from "./builtin/python/runner.js";

@@ -1,6 +1,7 @@
 import type { ChatMessage, Score, ScoreComponent } from "../protocol/index.js";
 import type { Parser } from "./parsers/parser.js";
 import type { TaskRow } from "./types.js";
+import { startInTurns } from "./turns.js";
 
 /** Everything a reward function may read; each function takes only what it names. */
 export interface RewardInputs<State> {
@@ -150,7 +151,7 @@ function totalScore<State>(rubric: Rubric<State>, inputs: RewardInputs<State>, c
 export async function scoreRubricGroup<State>(rubric: Rubric<State>, group: readonly RewardInputs<State>[]): Promise<Score[]> {
   if (rubric.route) return scoreRouted(rubric.route, group);
   const [own, groupValues] = await Promise.all([
-    Promise.all(group.map((inputs) => scoreRewards(rubric, inputs))),
+    startInTurns(group, (inputs) => scoreRewards(rubric, inputs)),
     Promise.all((rubric.groupRewards ?? []).map((spec) => runGroupReward(spec, group))),
   ]);
   (rubric.groupRewards ?? []).forEach(({ name, weight }, k) => {

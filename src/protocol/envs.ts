@@ -56,10 +56,27 @@ export const Example = z
   .meta({ id: "Example" });
 export type Example = z.infer<typeof Example>;
 
+/**
+ * The largest task index any split accepts. A procedural split has no end, so without a
+ * cap a client could ask for rows past 2^53, where `index + 1 === index` and a listing
+ * loop never ends. 2^32 − 1 is the range of `seed` too, so every seed-addressed task
+ * stays addressable by index.
+ */
+export const MAX_TASK_INDEX = 2 ** 32 - 1;
+
+/** A task's row index: for a procedural split, its seed. */
+export const TaskIndex = z.number().int().min(0).max(MAX_TASK_INDEX);
+
 export const ExampleQuery = z
   .object({
     split: Split.default("train"),
-    offset: z.coerce.number().int().min(0).default(0).meta({ example: 0 }),
+    offset: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_TASK_INDEX)
+      .default(0)
+      .meta({ description: `First row to return. Past a finite split's size it is a 422 \`task_out_of_range\`; a procedural split ends at index ${MAX_TASK_INDEX} (2^32 − 1).`, example: 0 }),
     limit: z.coerce.number().int().min(1).max(500).default(20).meta({ example: 20 }),
   })
   .strict();

@@ -37,6 +37,12 @@ export interface ServerConfig {
   evalMaxTokens: number;
   /** The LLM judges environments may call (judge-qa), by name; their URLs and keys are never sent to clients. */
   judges: JudgeCatalog;
+  /**
+   * Rollouts one evaluation job may plan (num_examples × rollouts_per_example). A job
+   * past it is refused with 422 `eval_too_large` before anything is stored, and one stored
+   * past it by an older server fails on resume instead of building its plan.
+   */
+  evalMaxRollouts: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -56,6 +62,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   evalRetentionDays: null,
   evalMaxTokens: 4096,
   judges: EMPTY_JUDGE_CATALOG,
+  evalMaxRollouts: 100_000,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

@@ -84,6 +84,14 @@ export class EvalService {
       throw new ApiError("task_out_of_range", (err as Error).message);
     }
     const totalRollouts = numExamples * request.rollouts_per_example;
+    const cap = this.config.evalMaxRollouts;
+    if (totalRollouts > cap) {
+      throw new ApiError(
+        "eval_too_large",
+        `num_examples × rollouts_per_example = ${totalRollouts} rollouts is past this server's limit of ${cap} per job; ask for fewer rows or rollouts, or split the run into jobs`,
+        { limit: cap, requested: totalRollouts },
+      );
+    }
     // Counted in the database, so it holds across processes; before the insert, so jobs
     // created at the same instant can pass it by the number created at once.
     const maxJobs = this.config.quotas.maxConcurrentEvals;
@@ -152,6 +160,7 @@ export class EvalService {
         clock: this.clock,
         owner: this.owner,
         leaseMs: this.config.evalLeaseMs,
+        maxRollouts: this.config.evalMaxRollouts,
         makeModel: this.makeModel,
         samplingLimits: { maxTokens: this.config.evalMaxTokens },
         notify: (id) => this.notify(id),
@@ -182,6 +191,12 @@ export class EvalService {
       }
       if (!this.registry.get(row.envId)) {
         await this.store.fail(row.id, `interrupted, and environment "${row.envId}" is not served here to resume it`, this.clock());
+        continue;
+      }
+      if (row.totalRollouts > this.config.evalMaxRollouts) {
+        // Stored by a server without the cap (or with a higher one): building its plan
+        // would exhaust memory on every restart, so it ends here with its rollouts kept.
+        await this.store.fail(row.id, `interrupted, and its ${row.totalRollouts} rollouts are past this server's limit of ${this.config.evalMaxRollouts} per job (eval_max_rollouts)`, this.clock());
         continue;
       }
       if (row.cancelRequested) {

@@ -13,6 +13,8 @@ export interface JobRunDeps {
   /** This process's lease owner id. */
   owner: string;
   leaseMs: number;
+  /** The server's eval_max_rollouts: the plan is never built for a job past it. */
+  maxRollouts: number;
   makeModel: (request: EvalRequest & { model: string }) => ChatModel;
   /** Checked again before running: a job stored by an earlier version (or under looser caps) resumes only within today's. */
   samplingLimits: SamplingLimits;
@@ -78,6 +80,9 @@ export class JobRun {
       const request = { ...checkServerSampling(EvalRequest.parse(job.request), this.deps.samplingLimits), model: job.model };
       const env = registry.get(job.envId);
       if (!env) throw new Error(`environment "${job.envId}" is not served by this process`);
+      if (job.numExamples * request.rollouts_per_example > this.deps.maxRollouts) {
+        throw new Error(`${job.numExamples * request.rollouts_per_example} rollouts are past this server's limit of ${this.deps.maxRollouts} per job (eval_max_rollouts)`);
+      }
       const driver = new InProcessDriver(registry);
       const done = new Set((await store.doneKeys(job.id)).map((k) => rolloutKey(k.exampleId, k.rolloutIndex)));
       const pending = pendingRollouts(job.numExamples, request.rollouts_per_example, done);

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { serverConfigFromVars } from "../config-vars.js";
+import { DEFAULT_CONFIG } from "../context.js";
 import { loadServerConfig } from "./config.js";
 
 describe("loadServerConfig", () => {
@@ -32,6 +33,17 @@ describe("loadServerConfig", () => {
     expect(() => loadServerConfig({ EDGEGYM_EVAL_RETENTION_DAYS: "0" })).toThrow(/EDGEGYM_EVAL_RETENTION_DAYS must be a positive integer/);
     expect(serverConfigFromVars({ EDGEGYM_EVAL_RETENTION_DAYS: "14" }).evalRetentionDays).toBe(14);
     expect(serverConfigFromVars({}).evalRetentionDays).toBeUndefined();
+  });
+
+  it("reads the eval job size cap from EDGEGYM_EVAL_MAX_ROLLOUTS or eval_max_rollouts; unset keeps the default of 100,000", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ eval_max_rollouts: 5000 }));
+    expect(loadServerConfig({}, file).evalMaxRollouts).toBe(5000);
+    expect(loadServerConfig({ EDGEGYM_EVAL_MAX_ROLLOUTS: "20" }, file).evalMaxRollouts).toBe(20);
+    expect(loadServerConfig({}).evalMaxRollouts).toBeUndefined();
+    expect(DEFAULT_CONFIG.evalMaxRollouts).toBe(100_000);
+    expect(() => loadServerConfig({ EDGEGYM_EVAL_MAX_ROLLOUTS: "-1" })).toThrow(/EDGEGYM_EVAL_MAX_ROLLOUTS must be a positive integer/);
   });
 
   it("is open (no keys) by default", () => {

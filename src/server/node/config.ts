@@ -22,6 +22,7 @@ const ConfigFile = z
     eval_max_tokens: z.number().int().positive().optional(),
     judges: JudgesConfig.optional(),
     default_judge: z.string().min(1).optional(),
+    eval_max_rollouts: z.number().int().positive().optional(),
   })
   .strict();
 
@@ -66,5 +67,7 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (adminKeys.length) out.adminApiKeys = adminKeys;
   const quotas = quotasFromSettings(env, file.quotas);
   if (quotas) out.quotas = quotas;
+  const maxRollouts = positiveInt("EDGEGYM_EVAL_MAX_ROLLOUTS", env.EDGEGYM_EVAL_MAX_ROLLOUTS) ?? file.eval_max_rollouts;
+  if (maxRollouts !== undefined) out.evalMaxRollouts = maxRollouts;
   return out;
 }

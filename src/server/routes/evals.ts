@@ -18,7 +18,7 @@ const createEval = createRoute({
   request: { body: { required: true, content: json(EvalRequest) } },
   responses: {
     201: { description: "The job, queued or already running.", content: json(EvalJob) },
-    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "rate_limited", "service_unavailable", "malformed_json", "payload_too_large"),
+    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "eval_too_large", "rate_limited", "service_unavailable", "malformed_json", "payload_too_large"),
   },
 });
 

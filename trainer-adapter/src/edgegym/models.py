@@ -41,6 +41,7 @@ ErrorCode = Literal[
     "payload_too_large",
     "invalid_env_args",
     "task_out_of_range",
+    "eval_too_large",
     "invalid_message",
     "env_unavailable",
     "rate_limited",
