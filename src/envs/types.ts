@@ -119,6 +119,11 @@ export interface Environment<Args = unknown, State = unknown> {
   toolDefinitionsFor?(state: State): ToolDefinition[];
   /** The turn limit of one episode, when it depends on its task. Default: `maxTurns`. */
   maxTurnsFor?(state: State): number;
+  /**
+   * For environments that run client-supplied code: the sandbox in force, reported by
+   * /health and GET /v1/envs/{id}. `refusal` set = the server will not run it (env_unavailable, with that text).
+   */
+  isolation?(): { level: string; detail: string; refusal?: string };
 }
 
 /** An environment whose type parameters have been forgotten, as registries hold them. */

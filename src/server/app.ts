@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   app.use("/v1/*", bearerAuth({ keys: config.apiKeys }));
   app.use("/v1/*", limitBody(config.bodyLimitBytes));
 
-  registerHealthRoutes(app, config, deps.registry.runtime);
+  registerHealthRoutes(app, config, deps.registry.runtime, () => deps.registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => deps.registry.list().map(envInfo));
   registerEpisodeRoutes(app, service);
   registerScoreCompletionsRoute(app, service);

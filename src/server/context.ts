@@ -26,6 +26,8 @@ export interface ServerConfig {
   evalLeaseMs: number;
   /** Ended jobs (and their rollouts) older than this many days (by finished_at) are deleted by the reaper; null keeps them forever. */
   evalRetentionDays: number | null;
+  /** Serve the python environment even where only weak isolation is possible (no working bubblewrap). */
+  pythonAllowWeakSandbox: boolean;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -41,6 +43,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   evalRetryAfterSeconds: 10,
   evalLeaseMs: 30_000,
   evalRetentionDays: null,
+  pythonAllowWeakSandbox: false,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

@@ -15,6 +15,7 @@ const ConfigFile = z
     eval_model: z.string().min(1).optional(),
     eval_max_concurrent_requests: z.number().int().positive().optional(),
     eval_retention_days: z.number().int().positive().optional(),
+    python_allow_weak_sandbox: z.boolean().optional(),
   })
   .strict();
 
@@ -50,5 +51,9 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (lease !== undefined) out.evalLeaseMs = lease * 1000;
   const retention = positiveInt("EDGEGYM_EVAL_RETENTION_DAYS", env.EDGEGYM_EVAL_RETENTION_DAYS) ?? file.eval_retention_days;
   if (retention !== undefined) out.evalRetentionDays = retention;
+  const weak = env.EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX;
+  if (weak !== undefined && weak !== "" && !["1", "true", "0", "false"].includes(weak)) throw new Error(`EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX must be 1, true, 0 or false, got "${weak}"`);
+  const allowWeak = weak === "1" || weak === "true" ? true : weak === "0" || weak === "false" ? false : file.python_allow_weak_sandbox;
+  if (allowWeak !== undefined) out.pythonAllowWeakSandbox = allowWeak;
   return out;
 }

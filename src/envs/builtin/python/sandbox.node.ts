@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { planIsolation, type IsolationReport, type LaunchPlan } from "./isolation.node.js";
-import type { PythonJob, PythonResult, PythonRunner } from "./runner.js";
+import type { PythonIsolation, PythonJob, PythonResult, PythonRunner } from "./runner.js";
 
 export interface PyodideSandboxOptions {
   /** Jobs running at once, one interpreter process each. Default 1. */
@@ -19,6 +19,11 @@ export interface PyodideSandboxOptions {
   memoryLimitMb?: number;
   /** CPU time (RLIMIT_CPU) of one interpreter process, seconds: a backstop under the wall-clock limits. Default 150. */
   cpuLimitSeconds?: number;
+  /**
+   * Serve python even when only the weak `process` level is possible (no working bubblewrap).
+   * Off by default: the sandbox then refuses jobs and the environment answers env_unavailable.
+   */
+  allowWeakIsolation?: boolean;
   /** Test seam: keep code generation from strings on in the interpreter, to test the layers beneath. */
   allowCodeGeneration?: boolean;
   /** Do not use namespaces even where they work (tests of the weak level). */
@@ -49,6 +54,11 @@ function frame(payload: Uint8Array): Buffer {
   header.writeUInt32BE(payload.length);
   return Buffer.concat([header, payload]);
 }
+
+const WEAK_REFUSAL = (detail: string): string =>
+  `python is refused on this server: only weak isolation is possible (${detail}), so model-written code could reach the host's network and processes. ` +
+  "Install bubblewrap (apt-get install bubblewrap) on a host that allows user namespaces, or accept weak isolation explicitly: " +
+  "`edgegym serve --allow-weak-python-sandbox`, config key python_allow_weak_sandbox: true, or EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX=1.";
 
 /** Most bytes a child may print besides its result: a child flooding stdout is killed. */
 const STDOUT_SLACK = 1 << 20;
@@ -82,9 +92,11 @@ export class PyodideSandbox implements PythonRunner {
     this.startupTimeoutMs = options.startupTimeoutMs ?? 60_000;
   }
 
-  /** The isolation in force on this host (detected on first use, by trying bubblewrap). */
-  isolation(): IsolationReport {
-    return this.launchPlan().report;
+  /** The isolation in force on this host (detected on first use, by trying bubblewrap), and whether jobs are refused at it. */
+  isolation(): IsolationReport & PythonIsolation {
+    const report = this.launchPlan().report;
+    if (report.level === "namespaced" || this.options.allowWeakIsolation) return report;
+    return { ...report, refusal: WEAK_REFUSAL(report.detail) };
   }
 
   /** @internal The launch plan, for tests that probe the namespaces directly. */
@@ -225,6 +237,8 @@ export class PyodideSandbox implements PythonRunner {
 
   async run(job: PythonJob, signal?: AbortSignal): Promise<PythonResult> {
     if (signal?.aborted) return { status: "timeout", output: "", truncated: false, phase: "replay" };
+    const refusal = this.isolation().refusal;
+    if (refusal) return { status: "crashed", output: refusal, truncated: false };
     await this.acquire();
     try {
       let interpreter: Interpreter;
