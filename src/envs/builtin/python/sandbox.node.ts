@@ -292,13 +292,22 @@ export class PyodideSandbox implements PythonRunner {
     }
   }
 
-  /** Kills every interpreter process (a job running now ends as crashed); a later run starts new ones. */
+  /** Interpreter processes alive now (spares and running jobs). */
+  liveProcesses(): number {
+    return this.live.size;
+  }
+
+  /** Kills every interpreter process and waits for them to exit (a job running now ends as crashed); a later run starts new ones. */
   async close(): Promise<void> {
     this.closed = true;
     const spares = this.spares.splice(0);
+    const exited = (proc: ChildProcess): Promise<void> =>
+      proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : new Promise((resolve) => proc.once("exit", () => resolve()));
     for (const proc of this.live) proc.kill("SIGKILL");
     await Promise.allSettled(spares);
-    for (const proc of this.live) proc.kill("SIGKILL");
+    const all = [...this.live];
+    for (const proc of all) proc.kill("SIGKILL");
+    await Promise.all(all.map(exited));
     this.closed = false;
   }
 }

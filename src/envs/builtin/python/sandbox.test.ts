@@ -84,6 +84,14 @@ describe("PyodideSandbox", () => {
     expect(results.map((r) => r.output)).toEqual(["2\n", "4\n", "6\n"]);
   });
 
+  it("kills every interpreter process on close", async () => {
+    const own = new PyodideSandbox({ spares: 2 });
+    await own.warm();
+    expect(own.liveProcesses()).toBe(2);
+    await own.close();
+    expect(own.liveProcesses()).toBe(0);
+  }, 60_000);
+
   it("stops a job when the caller aborts", async () => {
     const controller = new AbortController();
     const pending = sandbox.run(job("while True:\n    pass", [], { timeoutMs: 30_000 }), controller.signal);
