@@ -23,12 +23,18 @@ export class EnvRegistry {
   }
 
   get(id: string): AnyEnvironment | undefined {
-    return this.available.get(id);
+    const env = this.available.get(id);
+    return env && env.isolation?.().refusal === undefined ? env : undefined;
   }
 
-  /** True when the id names an environment that exists but cannot run on this runtime. */
+  /** True when the id names an environment that exists but cannot run here (wrong runtime, or its sandbox refuses). */
   isUnavailableHere(id: string): boolean {
-    return this.unavailable.has(id);
+    return this.unavailable.has(id) || this.available.get(id)?.isolation?.().refusal !== undefined;
+  }
+
+  /** Why an environment that exists cannot run here, when its sandbox says so. */
+  refusal(id: string): string | undefined {
+    return this.available.get(id)?.isolation?.().refusal;
   }
 
   /**

@@ -129,6 +129,11 @@ export interface Environment<Args = unknown, State = unknown> {
    * called by `EnvRegistry.withServices` when a server is built. Default: used as is.
    */
   withServices?(services: EnvServices): Environment<Args, State>;
+  /**
+   * For environments that run client-supplied code: the sandbox in force, reported by
+   * /health and GET /v1/envs/{id}. `refusal` set = the server will not run it (env_unavailable, with that text).
+   */
+  isolation?(): { level: string; detail: string; refusal?: string };
 }
 
 /** An environment whose type parameters have been forgotten, as registries hold them. */

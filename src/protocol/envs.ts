@@ -14,6 +14,16 @@ export const RubricComponentInfo = z
   .strict()
   .meta({ id: "RubricComponentInfo" });
 
+export const Isolation = z
+  .object({
+    level: z.string().meta({ description: "Isolation in force for code this environment runs (python: `namespaced` or `process`; see docs/security.md).", example: "namespaced" }),
+    detail: z.string().meta({ description: "What that level consists of on this host, or why a stronger one was not available." }),
+    served: z.boolean().meta({ description: "False when the server refuses to run this environment at this level (resets answer env_unavailable)." }),
+  })
+  .strict()
+  .meta({ id: "Isolation", description: "How an environment that runs client-supplied code is sandboxed on this server." });
+export type Isolation = z.infer<typeof Isolation>;
+
 export const EnvInfo = z
   .object({
     id: z.string().meta({ example: "reverse-text" }),
@@ -36,6 +46,7 @@ export const EnvInfo = z
     rubric: z.array(RubricComponentInfo),
     system_prompt: z.string().nullable(),
     answer_format: z.string().nullable().meta({ description: "How the environment expects the final answer to be written.", example: "<answer>…</answer>" }),
+    isolation: Isolation.optional().meta({ description: "Present for environments that run client-supplied code (python): the sandbox in force." }),
   })
   .strict()
   .meta({ id: "EnvInfo", description: "An environment the server runs." });

@@ -60,7 +60,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   app.use("/v1/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
   app.use("/v1/*", limitBody(config.bodyLimitBytes));
 
-  registerHealthRoutes(app, config, registry.runtime);
+  registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => registry.list().map(envInfo));
   registerEpisodeRoutes(app, service);
   registerScoreCompletionsRoute(app, service);

@@ -43,6 +43,8 @@ export interface ServerConfig {
    * past it by an older server fails on resume instead of building its plan.
    */
   evalMaxRollouts: number;
+  /** Serve the python environment even where only weak isolation is possible (no working bubblewrap). */
+  pythonAllowWeakSandbox: boolean;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -63,6 +65,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   evalMaxTokens: 4096,
   judges: EMPTY_JUDGE_CATALOG,
   evalMaxRollouts: 100_000,
+  pythonAllowWeakSandbox: false,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

@@ -66,6 +66,8 @@ export class EpisodeService {
   env(id: string): AnyEnvironment {
     const env = this.registry.get(id);
     if (env) return env;
+    const refusal = this.registry.refusal(id);
+    if (refusal) throw new ApiError("env_unavailable", refusal);
     if (this.registry.isUnavailableHere(id)) {
       throw new ApiError("env_unavailable", `environment "${id}" cannot run on this server's runtime (${this.registry.runtime}); serve it from the Node build`);
     }

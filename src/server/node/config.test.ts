@@ -46,6 +46,17 @@ describe("loadServerConfig", () => {
     expect(() => loadServerConfig({ EDGEGYM_EVAL_MAX_ROLLOUTS: "-1" })).toThrow(/EDGEGYM_EVAL_MAX_ROLLOUTS must be a positive integer/);
   });
 
+  it("opts in to a weak python sandbox only when told: python_allow_weak_sandbox or EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ python_allow_weak_sandbox: true }));
+    expect(loadServerConfig({}, file).pythonAllowWeakSandbox).toBe(true);
+    expect(loadServerConfig({ EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX: "0" }, file).pythonAllowWeakSandbox).toBe(false);
+    expect(loadServerConfig({ EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX: "1" }).pythonAllowWeakSandbox).toBe(true);
+    expect(loadServerConfig({}).pythonAllowWeakSandbox).toBeUndefined();
+    expect(() => loadServerConfig({ EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX: "yes" })).toThrow(/EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX must be/);
+  });
+
   it("is open (no keys) by default", () => {
     expect(loadServerConfig({})).toEqual({ apiKeys: [] });
   });

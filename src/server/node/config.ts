@@ -23,6 +23,7 @@ const ConfigFile = z
     judges: JudgesConfig.optional(),
     default_judge: z.string().min(1).optional(),
     eval_max_rollouts: z.number().int().positive().optional(),
+    python_allow_weak_sandbox: z.boolean().optional(),
   })
   .strict();
 
@@ -69,5 +70,9 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (quotas) out.quotas = quotas;
   const maxRollouts = positiveInt("EDGEGYM_EVAL_MAX_ROLLOUTS", env.EDGEGYM_EVAL_MAX_ROLLOUTS) ?? file.eval_max_rollouts;
   if (maxRollouts !== undefined) out.evalMaxRollouts = maxRollouts;
+  const weak = env.EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX;
+  if (weak !== undefined && weak !== "" && !["1", "true", "0", "false"].includes(weak)) throw new Error(`EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX must be 1, true, 0 or false, got "${weak}"`);
+  const allowWeak = weak === "1" || weak === "true" ? true : weak === "0" || weak === "false" ? false : file.python_allow_weak_sandbox;
+  if (allowWeak !== undefined) out.pythonAllowWeakSandbox = allowWeak;
   return out;
 }
