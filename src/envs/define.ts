@@ -4,7 +4,7 @@ import type { Parser } from "./parsers/parser.js";
 import { XmlParser } from "./parsers/xml-parser.js";
 import type { Rubric } from "./rubric.js";
 import { maxTurnsReached, noToolCalls } from "./stop-conditions.js";
-import { toolDefinition, type Tool } from "./tools.js";
+import { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE, MAX_TOOL_CALLS_PER_MESSAGE_LIMIT, toolDefinition, type Tool } from "./tools.js";
 import type { Dataset, EnvKind, Environment, RespondContext, RespondResult, Runtime, SetupContext, SetupResult, StopCondition, TaskRow } from "./types.js";
 import type { AssistantMessage } from "../protocol/index.js";
 
@@ -29,6 +29,8 @@ export interface EnvSpec<Args, State> {
   /** Default: `<answer>` XML parser. */
   parser?: Parser;
   tools?: Tool<State>[];
+  /** Tool calls run per assistant message (1 to 256); the rest are answered with an error. Default 16. */
+  maxToolCallsPerMessage?: number;
   /** Default: 1 for single-turn, 10 otherwise. */
   maxTurns?: number;
   /** Checked in order before the built-in max-turns (and, for tool envs, no-tool-calls) conditions. */
@@ -48,6 +50,10 @@ export function defineEnv<Args = Record<string, never>, State = Record<string, n
   if (!ID_PATTERN.test(spec.id)) throw new Error(`environment id "${spec.id}" must match ${ID_PATTERN}`);
   const maxTurns = spec.maxTurns ?? (spec.kind === "single_turn" ? 1 : 10);
   if (!Number.isInteger(maxTurns) || maxTurns < 1) throw new Error(`${spec.id}: maxTurns must be a positive integer`);
+  const maxToolCalls = spec.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE;
+  if (!Number.isInteger(maxToolCalls) || maxToolCalls < 1 || maxToolCalls > MAX_TOOL_CALLS_PER_MESSAGE_LIMIT) {
+    throw new Error(`${spec.id}: maxToolCallsPerMessage must be an integer from 1 to ${MAX_TOOL_CALLS_PER_MESSAGE_LIMIT}`);
+  }
   const tools = spec.tools ?? [];
   const builtIn: StopCondition<State>[] = [];
   if (spec.kind === "tool") builtIn.push(noToolCalls());
@@ -64,6 +70,7 @@ export function defineEnv<Args = Record<string, never>, State = Record<string, n
     fewShot: spec.fewShot ?? [],
     parser: spec.parser ?? new XmlParser({ fields: ["answer"] }),
     tools,
+    maxToolCallsPerMessage: maxToolCalls,
     maxTurns,
     stopConditions: [...(spec.stopConditions ?? []), ...builtIn],
     setup: spec.setup ?? (() => ({ state: {} as State })),

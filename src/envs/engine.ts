@@ -134,12 +134,22 @@ export interface StepOutcome {
   reply: ChatMessage[];
 }
 
+export interface StepOptions {
+  /**
+   * The request's signal. When it aborts (the client went away), running tools are
+   * stopped and the step throws the abort reason instead of returning: nothing of a
+   * half-run step is stored, so the client's retry runs it afresh.
+   */
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * Applies one assistant message. The caller has already checked the turn and that the
  * episode is not done. An environment that throws ends the episode with `env_error`
  * rather than failing the request: the transcript so far is kept.
  */
-export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: AssistantMessage): Promise<StepOutcome> {
+export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: AssistantMessage, options: StepOptions = {}): Promise<StepOutcome> {
+  const { signal } = options;
   const turn = snapshot.turn + 1;
   const history = snapshot.messages;
   const row = await loadTask(env, snapshot.split, snapshot.index, snapshot.args);
@@ -152,7 +162,7 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
   let toolErrors = 0;
   try {
     if (message.tool_calls?.length && env.tools.length) {
-      const tools = await executeToolCalls(env.tools, message.tool_calls, state);
+      const tools = await executeToolCalls(env.tools, message.tool_calls, state, { maxCalls: env.maxToolCallsPerMessage, signal });
       state = tools.state;
       toolErrors = tools.errors;
       reply.push(...tools.messages);
@@ -165,6 +175,7 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
       messages: history,
       task: row,
       toolResults: [...reply],
+      signal,
     });
     state = env.stateSchema.parse(result.state);
     reply.push(...(result.messages ?? []));
@@ -181,7 +192,10 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
         }
       }
     }
+    signal?.throwIfAborted();
   } catch (err) {
+    // The client went away: not the environment's failure, and not to be stored.
+    if (signal?.aborted) throw signal.reason;
     done = true;
     stopReason = "env_error";
     error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);

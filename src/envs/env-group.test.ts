@@ -4,7 +4,9 @@ import type { AssistantMessage } from "../protocol/index.js";
 import { proceduralDataset, rowsDataset } from "./dataset.js";
 import { singleTurnEnv, toolEnv } from "./define.js";
 import { scoreCompletion, scoreEpisode, startEpisode, stepEpisode } from "./engine.js";
+import { judgeQa } from "./builtin/judge-qa/index.js";
 import { envGroup } from "./env-group.js";
+import { EnvRegistry } from "./registry.js";
 import { envInfo } from "./info.js";
 import { XmlParser } from "./parsers/xml-parser.js";
 import { defineRubric } from "./rubric.js";
@@ -55,6 +57,14 @@ const call = (a: number, b: number): AssistantMessage => ({ role: "assistant", c
 
 describe("envGroup", () => {
   const group = envGroup({ id: "mixed", envs: [echo, sums] });
+
+  it("hands the operator's services (judges) to its members", async () => {
+    const withJudge = envGroup({ id: "judged", envs: [judgeQa] });
+    await expect(startEpisode(withJudge, { split: "train", index: 0 })).rejects.toThrow(/no LLM judge is configured/);
+    const judges = { judges: [{ name: "default", baseURL: "http://127.0.0.1:9/v1", models: ["m"] }], defaultJudge: "default" };
+    const bound = new EnvRegistry("node", [withJudge]).withServices({ judges }).get("judged");
+    await expect(startEpisode(bound!, { split: "train", index: 0 })).resolves.toMatchObject({ envId: "judged" });
+  });
 
   it("concatenates splits and tags each task with its environment", async () => {
     expect([group.dataset.size("train"), group.dataset.size("eval")]).toEqual([5, 1]);

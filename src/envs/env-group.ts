@@ -176,6 +176,8 @@ export function envGroup(spec: EnvGroupSpec): Environment<{ envs: Record<string,
     parser: new PlainParser(),
     tools: [],
     maxTurns: Math.max(...envs.map((e) => e.maxTurns)),
+    // Each member's own cap applies inside respond; this one only bounds the group's outer loop, which runs no tools.
+    maxToolCallsPerMessage: Math.max(...envs.map((e) => e.maxToolCallsPerMessage)),
     stopConditions,
     setup: async (row, ctx) => {
       const { env, row: own, index } = await memberRow(ctx.split, row.info);
@@ -191,7 +193,7 @@ export function envGroup(spec: EnvGroupSpec): Environment<{ envs: Record<string,
       const reply: ChatMessage[] = [];
       let toolErrors = 0;
       if (message.tool_calls?.length && env.tools.length) {
-        const tools = await executeToolCalls(env.tools, message.tool_calls, inner);
+        const tools = await executeToolCalls(env.tools, message.tool_calls, inner, { maxCalls: env.maxToolCallsPerMessage, signal: ctx.signal });
         inner = tools.state;
         toolErrors = tools.errors;
         reply.push(...tools.messages);
@@ -211,6 +213,8 @@ export function envGroup(spec: EnvGroupSpec): Environment<{ envs: Record<string,
     toolDefinitions: () => [...toolDefs.values()],
     toolDefinitionsFor: (state) => member(state.env).toolDefinitions(),
     maxTurnsFor: (state) => member(state.env).maxTurns,
+    // Members that need the operator's services (judge-qa's judges) get them through the group too.
+    withServices: (services) => envGroup({ ...spec, envs: envs.map((e) => e.withServices?.(services) ?? e) }),
   };
 }
 

@@ -13,6 +13,12 @@ function argsJsonSchema(env: AnyEnvironment): Record<string, unknown> {
 }
 
 /** What `GET /v1/envs/{id}` publishes about an environment. */
+/** The wire form of an environment's sandbox report. */
+export function isolationInfo(env: AnyEnvironment): { level: string; detail: string; served: boolean } {
+  const { level, detail, refusal } = env.isolation?.() ?? { level: "none", detail: "runs no client-supplied code" };
+  return { level, detail, served: refusal === undefined };
+}
+
 export function envInfo(env: AnyEnvironment): EnvInfo {
   return {
     id: env.id,
@@ -22,6 +28,7 @@ export function envInfo(env: AnyEnvironment): EnvInfo {
     args_schema: argsJsonSchema(env),
     tools: env.toolDefinitions(),
     max_turns: env.maxTurns,
+    max_tool_calls_per_message: env.maxToolCallsPerMessage,
     splits: { train: env.dataset.size("train"), eval: env.dataset.size("eval") },
     rubric: [
       ...env.rubric.rewards.map((r) => ({ name: r.name, weight: r.weight, group: false, ...(r.description ? { description: r.description } : {}) })),
@@ -29,5 +36,6 @@ export function envInfo(env: AnyEnvironment): EnvInfo {
     ],
     system_prompt: env.systemPrompt,
     answer_format: env.parser.format,
+    ...(env.isolation ? { isolation: isolationInfo(env) } : {}),
   };
 }

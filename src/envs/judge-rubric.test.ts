@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closedPortURL, sameAnswerRule, startRuleJudgeServer, type RuleJudgeServer } from "../../test/support/rule-judge-server.js";
+import type { JudgeFailureLog } from "./judge-failure.js";
 import { fillTemplate, judgeRubric, yesNoVerdict } from "./judge-rubric.js";
 import { PlainParser } from "./parsers/plain-parser.js";
 import { XmlParser } from "./parsers/xml-parser.js";
@@ -78,26 +79,48 @@ describe("judgeRubric against an OpenAI-compatible server", () => {
     }
   });
 
+  // A failure reaches the score as a code and a reference; the URL, the network error and
+  // the judge's reply reach only the log (issue 18: these texts made a port scanner).
+  const REF = /\(ref (jf_[0-9a-f]{12}); details in the server log\)$/;
+  const logged = (): { log: (e: JudgeFailureLog) => void; events: JudgeFailureLog[] } => {
+    const events: JudgeFailureLog[] = [];
+    return { log: (e) => void events.push(e), events };
+  };
+
   it("times out a slow judge and reports it on the component", async () => {
-    const rubric = judgeRubric<null>({ baseURL: server.baseURL, model: "rule-judge", timeoutMs: 300, maxRetries: 0 });
+    const { log, events } = logged();
+    const rubric = judgeRubric<null>({ baseURL: server.baseURL, model: "rule-judge", timeoutMs: 300, maxRetries: 0, log });
     const score = await scoreRubric(rubric, inputs("Q?", "<answer>SLOW</answer>", "SLOW"));
     expect(score.reward).toBe(0);
-    expect(score.components[0]?.error).toBe(`Error: judge rule-judge at ${server.baseURL}: no reply within 300 ms`);
+    expect(score.components[0]?.error).toMatch(/^judge_timeout: judge "rule-judge" did not reply in time /);
+    expect(score.components[0]?.error).toMatch(REF);
+    expect(events).toMatchObject([{ code: "judge_timeout", judge: "rule-judge", baseURL: server.baseURL }]);
   });
 
   it("reports a server error and a reply without a verdict", async () => {
-    const rubric = judgeRubric<null>({ baseURL: server.baseURL, model: "rule-judge", maxRetries: 0 });
+    const { log, events } = logged();
+    const rubric = judgeRubric<null>({ baseURL: server.baseURL, model: "rule-judge", maxRetries: 0, log });
     const failed = await scoreRubric(rubric, inputs("Q?", "<answer>FAIL</answer>", "x"));
-    expect(failed.components[0]?.error).toMatch(/judge rule-judge at .*: HTTP 500 /);
+    expect(failed.components[0]?.error).toMatch(/^judge_http_error: judge "rule-judge" answered HTTP 500 \(ref /);
+    expect(failed.components[0]?.error).not.toContain("overloaded");
     const garbled = await scoreRubric(rubric, inputs("Q?", "<answer>GARBLE</answer>", "x"));
-    expect(garbled.components[0]?.error).toMatch(/no yes\/no verdict: "I would rather not say\."/);
+    expect(garbled.components[0]?.error).toMatch(/^judge_bad_verdict: judge "rule-judge" replied without a verdict \(ref /);
+    expect(garbled.components[0]?.error).not.toContain("rather not say");
+    expect(events.map((e) => e.code)).toEqual(["judge_http_error", "judge_bad_verdict"]);
+    expect(events[0]?.detail).toContain("overloaded");
+    expect(events[1]?.detail).toMatch(/no yes\/no verdict: "I would rather not say\."/);
   });
 
-  it("reports an unreachable judge", async () => {
+  it("reports an unreachable judge without its address or errno", async () => {
     const url = await closedPortURL();
-    const rubric = judgeRubric<null>({ baseURL: url, model: "nobody", maxRetries: 0, timeoutMs: 2_000 });
+    const { log, events } = logged();
+    const rubric = judgeRubric<null>({ baseURL: url, model: "nobody", maxRetries: 0, timeoutMs: 2_000, log });
     const score = await scoreRubric(rubric, inputs("Q?", "<answer>a</answer>", "a"));
-    expect(score.components[0]?.error).toBe(`Error: judge nobody at ${url}: cannot connect (connect ECONNREFUSED ${new URL(url).host})`);
+    const error = score.components[0]?.error ?? "";
+    expect(error).toMatch(/^judge_unreachable: judge "nobody" could not be reached /);
+    for (const leak of [new URL(url).port, "127.0.0.1", "ECONNREFUSED"]) expect(error).not.toContain(leak);
+    expect(events[0]?.ref).toBe(REF.exec(error)?.[1]);
+    expect(events[0]?.detail).toContain(`ECONNREFUSED ${new URL(url).host}`);
   });
 
   it("takes its endpoint per rollout, and says so when there is none", async () => {

@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import pLimit from "p-limit";
 import { contentText } from "../protocol/index.js";
+import { classifyJudgeError, consoleJudgeLogger, failureRef, JudgeFailure, type JudgeFailureCode, type JudgeFailureLogger } from "./judge-failure.js";
 import { defineRubric, type RewardInputs, type Rubric } from "./rubric.js";
 
 /** Where the judge model is served: any OpenAI-compatible chat-completions server. */
@@ -9,6 +10,8 @@ export interface JudgeEndpoint {
   model: string;
   /** Default: none. A local vLLM needs none; the openai client insists on one, so "no-key" is sent. */
   apiKey?: string | undefined;
+  /** How clients see this judge in errors (never its URL). Default: the model name. */
+  name?: string | undefined;
 }
 
 export interface JudgeRubricOptions<State> {
@@ -41,6 +44,11 @@ export interface JudgeRubricOptions<State> {
   temperature?: number;
   /** Default: the server's. */
   maxTokens?: number;
+  /**
+   * Receives each failure in full (URL, network error, the judge's reply); the score
+   * component gets only a code and a reference to it. Default: one `console.error` line.
+   */
+  log?: JudgeFailureLogger;
 }
 
 export const DEFAULT_JUDGE_PROMPT = `You are grading a response to a question against a reference answer.
@@ -84,24 +92,13 @@ export function questionOf<State>(inputs: RewardInputs<State>): string {
   return "";
 }
 
-function describeFailure(err: unknown, endpoint: JudgeEndpoint, timeoutMs: number): string {
-  const where = `judge ${endpoint.model} at ${endpoint.baseURL}`;
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return `${where}: no reply within ${timeoutMs} ms`;
-  if (err instanceof OpenAI.APIConnectionError) {
-    // The useful part (e.g. "connect ECONNREFUSED 127.0.0.1:9") is the deepest cause.
-    let cause: unknown = err.cause;
-    while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
-    return `${where}: cannot connect${cause instanceof Error ? ` (${cause.message})` : ""}`;
-  }
-  if (err instanceof OpenAI.APIError) return `${where}: HTTP ${err.status} ${err.message}`;
-  return `${where}: ${err instanceof Error ? err.message : String(err)}`;
-}
-
 /**
  * A rubric whose one reward asks an LLM whether the response matches the reference answer
  * (the parsed answer; a completion with none scores 0 without a call). Requests go through
  * the openai client, at most `maxConcurrent` at once; a request that fails or times out,
- * or a reply without a verdict, scores 0 with the reason in the component's `error`.
+ * or a reply without a verdict, scores 0 with a stable code in the component's `error`
+ * (`judge_unreachable`, `judge_timeout`, `judge_http_error`, `judge_bad_verdict`,
+ * `judge_error`) and the details in the server log (see `log`).
  *
  * @example
  * const rubric = judgeRubric({ baseURL: "http://127.0.0.1:8000/v1", model: "Qwen/Qwen2.5-7B-Instruct" });
@@ -112,6 +109,14 @@ export function judgeRubric<State>(options: JudgeRubricOptions<State> = {}): Rub
   const template = options.promptTemplate ?? DEFAULT_JUDGE_PROMPT;
   const parseVerdict = options.parseVerdict ?? yesNoVerdict;
   const clients = new Map<string, OpenAI>();
+  const log = options.log ?? consoleJudgeLogger;
+
+  const fail = (endpoint: JudgeEndpoint, code: JudgeFailureCode, detail: string, status?: number): JudgeFailure => {
+    const ref = failureRef();
+    const judge = endpoint.name ?? endpoint.model;
+    log({ ref, code, judge, model: endpoint.model, baseURL: endpoint.baseURL, detail });
+    return new JudgeFailure(code, ref, judge, status);
+  };
 
   const clientFor = (endpoint: JudgeEndpoint): OpenAI => {
     const key = `${endpoint.baseURL}\n${endpoint.apiKey ?? ""}`;
@@ -128,7 +133,8 @@ export function judgeRubric<State>(options: JudgeRubricOptions<State> = {}): Rub
     const baseURL = dynamic.baseURL ?? options.baseURL;
     const model = dynamic.model ?? options.model;
     if (!baseURL || !model) throw new Error("no judge configured: give the judge rubric a baseURL and a model");
-    return { baseURL, model, apiKey: dynamic.apiKey ?? options.apiKey };
+    const name = dynamic.name;
+    return { baseURL, model, apiKey: dynamic.apiKey ?? options.apiKey, ...(name !== undefined ? { name } : {}) };
   };
 
   return defineRubric<State>([
@@ -151,10 +157,16 @@ export function judgeRubric<State>(options: JudgeRubricOptions<State> = {}): Rub
             });
             return completion.choices[0]?.message.content ?? "";
           } catch (err) {
-            throw new Error(describeFailure(err, endpoint, timeoutMs), { cause: err });
+            const { code, status, detail } = classifyJudgeError(err);
+            throw Object.assign(fail(endpoint, code, detail, status), { cause: err });
           }
         });
-        return parseVerdict(reply);
+        try {
+          return parseVerdict(reply);
+        } catch (err) {
+          const detail = `${err instanceof Error ? err.message : String(err)}; reply: ${JSON.stringify(reply.slice(0, 500))}`;
+          throw Object.assign(fail(endpoint, "judge_bad_verdict", detail), { cause: err });
+        }
       },
     },
   ]);

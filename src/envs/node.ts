@@ -3,4 +3,4 @@
  * Pyodide python tool. The Worker build never imports this file.
  */
 export { readSource } from "./datasets/read-source.node.js";
-export { nodeOnlyBuiltinEnvs, pythonEnv, pythonSandbox, PyodideSandbox, type PyodideSandboxOptions } from "./builtin/node-only.js";
+export { createNodeOnlyEnvs, nodeOnlyBuiltinEnvs, pythonEnv, pythonSandbox, PyodideSandbox, type PyodideSandboxOptions } from "./builtin/node-only.js";

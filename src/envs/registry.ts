@@ -1,3 +1,4 @@
+import type { EnvServices } from "./judges.js";
 import type { AnyEnvironment, Runtime } from "./types.js";
 
 /**
@@ -22,12 +23,31 @@ export class EnvRegistry {
   }
 
   get(id: string): AnyEnvironment | undefined {
-    return this.available.get(id);
+    const env = this.available.get(id);
+    return env && env.isolation?.().refusal === undefined ? env : undefined;
   }
 
-  /** True when the id names an environment that exists but cannot run on this runtime. */
+  /** True when the id names an environment that exists but cannot run here (wrong runtime, or its sandbox refuses). */
   isUnavailableHere(id: string): boolean {
-    return this.unavailable.has(id);
+    return this.unavailable.has(id) || this.available.get(id)?.isolation?.().refusal !== undefined;
+  }
+
+  /** Why an environment that exists cannot run here, when its sandbox says so. */
+  refusal(id: string): string | undefined {
+    return this.available.get(id)?.isolation?.().refusal;
+  }
+
+  /**
+   * The same environments, each wired to the operator's services (an environment without
+   * `withServices` is kept as is). The server calls this with its configuration, so
+   * secrets reach environments from the operator, never from a client's args.
+   */
+  withServices(services: EnvServices): EnvRegistry {
+    const bind = (env: AnyEnvironment): AnyEnvironment => env.withServices?.(services) ?? env;
+    const bound = new EnvRegistry(this.runtime);
+    for (const env of this.available.values()) bound.available.set(env.id, bind(env));
+    for (const env of this.unavailable.values()) bound.unavailable.set(env.id, bind(env));
+    return bound;
   }
 
   list(): AnyEnvironment[] {

@@ -1,6 +1,7 @@
 import type { ChatMessage, Score, ScoreComponent } from "../protocol/index.js";
 import type { Parser } from "./parsers/parser.js";
 import type { TaskRow } from "./types.js";
+import { startInTurns } from "./turns.js";
 
 /** Everything a reward function may read; each function takes only what it names. */
 export interface RewardInputs<State> {
@@ -96,6 +97,8 @@ export function defineRubric<State>(rewards: RewardSpec<State>[], metricsOrOptio
 }
 
 function errorText(err: unknown): string {
+  // Errors that carry their own client-safe text (a judge failure: no URL, no upstream body) report only that.
+  if (err instanceof Error && "clientText" in err && typeof err.clientText === "string") return err.clientText;
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
@@ -148,7 +151,7 @@ function totalScore<State>(rubric: Rubric<State>, inputs: RewardInputs<State>, c
 export async function scoreRubricGroup<State>(rubric: Rubric<State>, group: readonly RewardInputs<State>[]): Promise<Score[]> {
   if (rubric.route) return scoreRouted(rubric.route, group);
   const [own, groupValues] = await Promise.all([
-    Promise.all(group.map((inputs) => scoreRewards(rubric, inputs))),
+    startInTurns(group, (inputs) => scoreRewards(rubric, inputs)),
     Promise.all((rubric.groupRewards ?? []).map((spec) => runGroupReward(spec, group))),
   ]);
   (rubric.groupRewards ?? []).forEach(({ name, weight }, k) => {

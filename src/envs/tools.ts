@@ -4,7 +4,7 @@ import type { ChatMessage, ToolCall, ToolDefinition } from "../protocol/index.js
 export interface ToolContext<State> {
   /** The episode's state; a tool may change it (stateful tools), the change is stored with the step. */
   state: State;
-  /** Aborted when the tool's time limit passes. */
+  /** Aborted when the tool's time limit passes, or when the client that sent the step goes away. */
   signal: AbortSignal;
 }
 
@@ -77,39 +77,75 @@ export function toolDefinition(tool: Tool<never>): ToolDefinition {
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 10_000;
 
-async function withTimeout<T>(run: (signal: AbortSignal) => Promise<T>, ms: number, name: string): Promise<T> {
+/**
+ * Tool calls run per assistant message unless the environment says otherwise. A model
+ * that emits hundreds of calls in one message would otherwise make one step cost
+ * hundreds of tool runs; the calls past the cap are answered, not run.
+ */
+export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 16;
+/** The most an environment may allow: keeps a step's work bounded whatever an author sets. */
+export const MAX_TOOL_CALLS_PER_MESSAGE_LIMIT = 256;
+
+export interface ToolRunOptions {
+  /** Calls past this many are not run; each gets an error message instead. Default DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE. */
+  maxCalls?: number | undefined;
+  /**
+   * The request's signal: when it aborts (the client went away) the running tool's own
+   * signal aborts too and the whole call fails with the abort reason, so the caller
+   * stores nothing and a retry of the step runs it afresh.
+   */
+  signal?: AbortSignal | undefined;
+}
+
+async function withTimeout<T>(run: (signal: AbortSignal) => Promise<T>, ms: number, name: string, outer: AbortSignal | undefined): Promise<T> {
   const controller = new AbortController();
+  const signal = outer ? AbortSignal.any([controller.signal, outer]) : controller.signal;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
+  let onAbort: (() => void) | undefined;
+  const stopped = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
       reject(new Error(`tool "${name}" timed out after ${ms} ms`));
     }, ms);
+    if (outer) {
+      onAbort = () => reject(outer.reason);
+      outer.addEventListener("abort", onAbort, { once: true });
+    }
   });
   try {
-    return await Promise.race([run(controller.signal), timeout]);
+    return await Promise.race([run(signal), stopped]);
   } finally {
     // Guarded: the Workers typings take only a timer id here, not undefined.
     if (timer !== undefined) clearTimeout(timer);
+    if (onAbort) outer?.removeEventListener("abort", onAbort);
   }
 }
 
 /**
  * Executes the assistant's tool calls in order (a later call may depend on state an
  * earlier one set). A failing call becomes an error message to the model, never a
- * failed step.
+ * failed step; so do the calls past `maxCalls`, which are not run. Every call gets its
+ * tool message, so the transcript stays one the model's chat template accepts. Only an
+ * abort of `signal` fails the whole call.
  */
 export async function executeToolCalls<State>(
   tools: readonly Tool<State>[],
   calls: readonly ToolCall[],
   state: State,
+  options: ToolRunOptions = {},
 ): Promise<{ messages: ChatMessage[]; state: State; errors: number }> {
   const messages: ChatMessage[] = [];
+  const maxCalls = options.maxCalls ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE;
+  const outer = options.signal;
   let errors = 0;
-  for (const call of calls) {
+  for (const [i, call] of calls.entries()) {
+    outer?.throwIfAborted();
     const tool = tools.find((t) => t.name === call.function.name);
     let content: string;
-    if (!tool) {
+    if (i >= maxCalls) {
+      errors++;
+      content = `Error: not run: at most ${maxCalls} tool calls are run per message; make the remaining calls in a later message.`;
+    } else if (!tool) {
       errors++;
       content = `Error: unknown tool "${call.function.name}". Available tools: ${tools.map((t) => t.name).join(", ") || "none"}.`;
     } else {
@@ -128,8 +164,10 @@ export async function executeToolCalls<State>(
           async (signal) => String(await tool.run(parsed.data, { state, signal })),
           tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
           tool.name,
+          outer,
         );
       } catch (err) {
+        if (outer?.aborted) throw outer.reason;
         errors++;
         content = `Error: ${err instanceof Error ? err.message : String(err)}`;
       }

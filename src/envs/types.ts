@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { AssistantMessage, ChatMessage, Score, Split, ToolDefinition } from "../protocol/index.js";
+import type { EnvServices } from "./judges.js";
 import type { Rng } from "./rng.js";
 import type { Parser } from "./parsers/parser.js";
 import type { Rubric } from "./rubric.js";
@@ -49,6 +50,8 @@ export interface RespondContext<Args> {
   task: TaskRow;
   /** Tool results the server produced for this message's tool calls, in order. */
   toolResults: readonly ChatMessage[];
+  /** Aborts when the client that sent the step goes away: long work should stop (its result is not stored). */
+  signal?: AbortSignal | undefined;
 }
 
 export interface RespondResult<State> {
@@ -104,6 +107,8 @@ export interface Environment<Args = unknown, State = unknown> {
   fewShot: ChatMessage[];
   parser: Parser;
   tools: Tool<State>[];
+  /** Tool calls run per assistant message; the calls past it are answered with an error, not run. */
+  maxToolCallsPerMessage: number;
   maxTurns: number;
   stopConditions: StopCondition<State>[];
   setup(row: TaskRow, ctx: SetupContext<Args>): SetupResult<State> | Promise<SetupResult<State>>;
@@ -119,6 +124,16 @@ export interface Environment<Args = unknown, State = unknown> {
   toolDefinitionsFor?(state: State): ToolDefinition[];
   /** The turn limit of one episode, when it depends on its task. Default: `maxTurns`. */
   maxTurnsFor?(state: State): number;
+  /**
+   * This environment wired to the operator's services (e.g. the judges it may call),
+   * called by `EnvRegistry.withServices` when a server is built. Default: used as is.
+   */
+  withServices?(services: EnvServices): Environment<Args, State>;
+  /**
+   * For environments that run client-supplied code: the sandbox in force, reported by
+   * /health and GET /v1/envs/{id}. `refusal` set = the server will not run it (env_unavailable, with that text).
+   */
+  isolation?(): { level: string; detail: string; refusal?: string };
 }
 
 /** An environment whose type parameters have been forgotten, as registries hold them. */

@@ -19,6 +19,9 @@ describe("planning a run", () => {
     expect(resolveExampleCount(info(null, null), "train", 7)).toEqual({ count: 7, note: null });
     expect(() => resolveExampleCount(info(null, null), "train", -1)).toThrow(/procedurally/);
     expect(() => resolveExampleCount(info(10, 0), "eval", 3)).toThrow(/no rows/);
+    // A procedural split ends at MAX_TASK_INDEX: past it there are no task indices to give.
+    expect(resolveExampleCount(info(null, null), "train", 2 ** 32)).toEqual({ count: 2 ** 32, note: null });
+    expect(() => resolveExampleCount(info(null, null), "train", 2 ** 32 + 1)).toThrow(/at most 4294967296 examples/);
   });
 
   it("plans row by row, skipping finished rollouts, with seeds that depend only on the run seed", () => {

@@ -1,4 +1,4 @@
-import type { EnvInfo, EvalRequest, Split } from "../protocol/index.js";
+import { MAX_TASK_INDEX, type EnvInfo, type EvalRequest, type Split } from "../protocol/index.js";
 import { mixSeed } from "../envs/rng.js";
 
 /** `eval` when the environment has eval rows (or generates them), else `train`: what vf-eval does too. */
@@ -19,6 +19,7 @@ export function resolveExampleCount(info: EnvInfo, split: Split, requested: numb
     return { count: size, note: null };
   }
   if (size === 0) throw new Error(`${info.id} has no rows in split "${split}"`);
+  if (size === null && requested > MAX_TASK_INDEX + 1) throw new Error(`${info.id} generates tasks 0 to ${MAX_TASK_INDEX} of split "${split}": ask for at most ${MAX_TASK_INDEX + 1} examples`);
   if (size !== null && requested > size) return { count: size, note: `split "${split}" has ${size} rows; evaluating all ${size}` };
   return { count: requested, note: null };
 }

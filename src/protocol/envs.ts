@@ -14,6 +14,16 @@ export const RubricComponentInfo = z
   .strict()
   .meta({ id: "RubricComponentInfo" });
 
+export const Isolation = z
+  .object({
+    level: z.string().meta({ description: "Isolation in force for code this environment runs (python: `namespaced` or `process`; see docs/security.md).", example: "namespaced" }),
+    detail: z.string().meta({ description: "What that level consists of on this host, or why a stronger one was not available." }),
+    served: z.boolean().meta({ description: "False when the server refuses to run this environment at this level (resets answer env_unavailable)." }),
+  })
+  .strict()
+  .meta({ id: "Isolation", description: "How an environment that runs client-supplied code is sandboxed on this server." });
+export type Isolation = z.infer<typeof Isolation>;
+
 export const EnvInfo = z
   .object({
     id: z.string().meta({ example: "reverse-text" }),
@@ -23,6 +33,10 @@ export const EnvInfo = z
     args_schema: z.record(z.string(), z.unknown()).meta({ description: "JSON Schema of the `args` a reset accepts." }),
     tools: z.array(ToolDefinition),
     max_turns: z.number().int().meta({ description: "Assistant messages after which the episode stops.", example: 1 }),
+    max_tool_calls_per_message: z
+      .number()
+      .int()
+      .meta({ description: "Tool calls the server runs per assistant message; each call past it is answered with an error tool message and not run.", example: 16 }),
     splits: z
       .object({
         train: z.number().int().nullable().meta({ description: "Rows in the split; null for a procedural (infinite, seed-addressed) split." }),
@@ -32,6 +46,7 @@ export const EnvInfo = z
     rubric: z.array(RubricComponentInfo),
     system_prompt: z.string().nullable(),
     answer_format: z.string().nullable().meta({ description: "How the environment expects the final answer to be written.", example: "<answer>…</answer>" }),
+    isolation: Isolation.optional().meta({ description: "Present for environments that run client-supplied code (python): the sandbox in force." }),
   })
   .strict()
   .meta({ id: "EnvInfo", description: "An environment the server runs." });
@@ -52,10 +67,27 @@ export const Example = z
   .meta({ id: "Example" });
 export type Example = z.infer<typeof Example>;
 
+/**
+ * The largest task index any split accepts. A procedural split has no end, so without a
+ * cap a client could ask for rows past 2^53, where `index + 1 === index` and a listing
+ * loop never ends. 2^32 − 1 is the range of `seed` too, so every seed-addressed task
+ * stays addressable by index.
+ */
+export const MAX_TASK_INDEX = 2 ** 32 - 1;
+
+/** A task's row index: for a procedural split, its seed. */
+export const TaskIndex = z.number().int().min(0).max(MAX_TASK_INDEX);
+
 export const ExampleQuery = z
   .object({
     split: Split.default("train"),
-    offset: z.coerce.number().int().min(0).default(0).meta({ example: 0 }),
+    offset: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_TASK_INDEX)
+      .default(0)
+      .meta({ description: `First row to return. Past a finite split's size it is a 422 \`task_out_of_range\`; a procedural split ends at index ${MAX_TASK_INDEX} (2^32 − 1).`, example: 0 }),
     limit: z.coerce.number().int().min(1).max(500).default(20).meta({ example: 20 }),
   })
   .strict();

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AssistantMessage, ChatMessage, ToolDefinition } from "./messages.js";
-import { Split } from "./envs.js";
+import { Split, TaskIndex } from "./envs.js";
 
 const JsonObject = z.record(z.string(), z.unknown());
 
@@ -9,7 +9,7 @@ export const EpisodeId = z.string().min(1).max(64).meta({ description: "Episode 
 export const ResetRequest = z
   .object({
     split: Split.optional().meta({ description: "Split to draw the task from (default `train`)." }),
-    index: z.number().int().min(0).optional().meta({ description: "Dataset row; for a procedural environment the task's seed.", example: 0 }),
+    index: TaskIndex.optional().meta({ description: "Dataset row; for a procedural environment the task's seed (at most 2^32 − 1).", example: 0 }),
     seed: z.number().int().min(0).max(2 ** 32 - 1).optional().meta({ description: "Seed of the episode's randomness (and of the task when no index is given).", example: 42 }),
     args: JsonObject.optional().meta({ description: "Environment arguments, validated by the environment's `args_schema`." }),
     ttl_seconds: z.number().int().min(1).optional().meta({ description: "Time to live after the last activity; capped by the server's maximum.", example: 3600 }),

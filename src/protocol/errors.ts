@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   task_out_of_range: 422,
   invalid_message: 422,
   env_unavailable: 422,
+  eval_too_large: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

@@ -28,10 +28,14 @@ export const EvalRequest = z
       .meta({ description: "Dataset rows to evaluate, from index 0; -1 for every row of a finite split.", example: 5 }),
     rollouts_per_example: z.number().int().min(1).max(1024).default(3).meta({ description: "Rollouts per row (pass@k needs more than 1).", example: 3 }),
     max_concurrent: z.number().int().min(1).max(4096).default(32).meta({ description: "Rollouts in flight at once (each has at most one model request open).", example: 32 }),
-    max_tokens: z.number().int().min(1).optional().meta({ description: "Sent as `max_tokens` on every model request.", example: 256 }),
+    max_tokens: z.number().int().min(1).optional().meta({ description: "Sent as `max_tokens` on every model request; a server caps it (EDGEGYM_EVAL_MAX_TOKENS).", example: 256 }),
     temperature: z.number().min(0).optional().meta({ description: "Sampling temperature.", example: 0.7 }),
     sampling_args: JsonObject.optional().meta({
-      description: "Extra fields for every chat-completion request (`top_p`, `seed`, `stop`…); `max_tokens` and `temperature` win over the same keys here.",
+      description:
+        "Extra fields for every chat-completion request (`top_p`, `seed`, `stop`…); `max_tokens` and `temperature` win over the same keys here. " +
+        "`POST /v1/evals` accepts only temperature, top_p, top_k, min_p, max_tokens, max_completion_tokens, stop, seed, presence_penalty, frequency_penalty, " +
+        "repetition_penalty, logprobs, top_logprobs, logit_bias (≤300 ids), reasoning_effort, chat_template_kwargs and n (=1), within the server's caps " +
+        "(max_tokens ≤ EDGEGYM_EVAL_MAX_TOKENS, default 4096, also sent when the job names no token limit); anything else is a 400.",
       example: { top_p: 0.9 },
     }),
     env_args: JsonObject.optional().meta({ description: "Environment arguments, validated by the environment's `args_schema`.", example: {} }),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ChatMessage } from "./messages.js";
+import { Isolation } from "./envs.js";
 import { Score } from "./episodes.js";
 
 const Conversation = z
@@ -50,7 +51,12 @@ export const ScoreCompletionsResponse = z
 export type ScoreCompletionsResponse = z.infer<typeof ScoreCompletionsResponse>;
 
 export const Health = z
-  .object({ status: z.literal("ok"), version: z.string(), runtime: z.string() })
+  .object({
+    status: z.literal("ok"),
+    version: z.string(),
+    runtime: z.string(),
+    isolation: z.record(z.string(), Isolation).optional().meta({ description: "Per environment that runs client-supplied code (e.g. python): the sandbox in force on this server." }),
+  })
   .strict()
   .meta({ id: "Health" });
 export type Health = z.infer<typeof Health>;

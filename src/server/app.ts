@@ -40,8 +40,10 @@ export function createApp(deps: AppDeps): EdgegymApp {
   const config: ServerConfig = { ...DEFAULT_CONFIG, ...deps.config };
   const clock = deps.clock ?? Date.now;
   const store = new EpisodeStore(deps.db);
-  const service = new EpisodeService(store, deps.registry, config, clock);
-  const evals = new EvalService(new EvalStore(deps.db), deps.registry, config, clock, deps.evalModel);
+  // Environments get the operator's judges (URLs, keys) from here, never from a client's args.
+  const registry = deps.registry.withServices({ judges: config.judges });
+  const service = new EpisodeService(store, registry, config, clock);
+  const evals = new EvalService(new EvalStore(deps.db), registry, config, clock, deps.evalModel);
 
   const app = new OpenAPIHono<AppEnv>({
     // Request validation failures become our error body, not zod's raw output.
@@ -57,12 +59,12 @@ export function createApp(deps: AppDeps): EdgegymApp {
   });
 
   app.use("*", requestId());
-  app.use("/v1/*", bearerAuth({ keys: config.apiKeys }));
+  app.use("/v1/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
   app.use("/v1/*", limitBody(config.bodyLimitBytes));
   app.use("/v1/*", jsonBody());
 
-  registerHealthRoutes(app, config, deps.registry.runtime);
-  registerEnvRoutes(app, service, () => deps.registry.list().map(envInfo));
+  registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
+  registerEnvRoutes(app, service, () => registry.list().map(envInfo));
   registerEpisodeRoutes(app, service);
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);

@@ -1,17 +1,21 @@
 import type { ServerConfig } from "./context.js";
+import { judgeCatalogFrom, type JudgeVars } from "../envs/judges-config.js";
+import { quotasFromSettings, type QuotaVars } from "./tenants/quota-config.js";
 
 /**
  * The settings both runtimes read from plain string variables: `process.env` on Node,
  * vars and secrets on a Worker. Values are strings there, so they are parsed here once.
  */
-export interface ConfigVars {
-  /** Comma-separated bearer keys; empty or unset leaves /v1 open. */
+export interface ConfigVars extends JudgeVars, QuotaVars {
+  /** Comma-separated bearer keys, each `name:key` or a bare key; empty or unset leaves /v1 open. */
   EDGEGYM_API_KEYS?: string | undefined;
   EDGEGYM_TTL_SECONDS?: string | undefined;
   EDGEGYM_MAX_TTL_SECONDS?: string | undefined;
   EDGEGYM_BODY_LIMIT_BYTES?: string | undefined;
   /** Days an ended evaluation job is kept before the reaper deletes it; unset keeps them forever. */
   EDGEGYM_EVAL_RETENTION_DAYS?: string | undefined;
+  /** Largest max_tokens a server-run eval job may ask for (default 4096). */
+  EDGEGYM_EVAL_MAX_TOKENS?: string | undefined;
 }
 
 /** `undefined` for an unset or empty variable; an error that names the variable for anything but a positive integer. */
@@ -38,5 +42,15 @@ export function serverConfigFromVars(vars: ConfigVars): Partial<ServerConfig> {
   if (maxTtl !== undefined) out.maxTtlSeconds = maxTtl;
   const retention = positiveIntVar("EDGEGYM_EVAL_RETENTION_DAYS", vars.EDGEGYM_EVAL_RETENTION_DAYS);
   if (retention !== undefined) out.evalRetentionDays = retention;
+  const evalMaxTokens = positiveIntVar("EDGEGYM_EVAL_MAX_TOKENS", vars.EDGEGYM_EVAL_MAX_TOKENS);
+  if (evalMaxTokens !== undefined) out.evalMaxTokens = evalMaxTokens;
+  // A judge's api_key_env names another var or secret of the same set.
+  const judges = judgeCatalogFrom(vars as ConfigVars & Record<string, unknown>);
+  if (judges.judges.length) out.judges = judges;
+  // Tenancy (src/server/tenants): admin keys and per-tenant quotas.
+  const adminKeys = parseApiKeys(vars.EDGEGYM_ADMIN_API_KEYS);
+  if (adminKeys.length) out.adminApiKeys = adminKeys;
+  const quotas = quotasFromSettings(vars);
+  if (quotas) out.quotas = quotas;
   return out;
 }

@@ -1,11 +1,18 @@
 import type { EnvRegistry } from "../envs/index.js";
+import { EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../envs/judges.js";
 import type { ChatModel } from "../eval/model.js";
 import type { EvalRequest } from "../protocol/index.js";
 import type { EdgegymDb } from "./db/database.js";
+import type { Tenant } from "./tenants/keys.js";
+import { DEFAULT_QUOTAS, type TenantQuotas } from "./tenants/quotas.js";
 
 export interface ServerConfig {
-  /** Bearer keys accepted on /v1; empty = open. */
+  /** Bearer keys accepted on /v1, each `name:key` or a bare key (named `key_<hash prefix>`); empty (and no admin keys) = open. */
   apiKeys: string[];
+  /** Keys that see every tenant's episodes and eval jobs (same entry syntax); their own quotas still apply. */
+  adminApiKeys: string[];
+  /** Per-tenant quotas (src/server/tenants/quotas.ts); null fields are off. */
+  quotas: TenantQuotas;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
   defaultTtlSeconds: number;
@@ -26,10 +33,24 @@ export interface ServerConfig {
   evalLeaseMs: number;
   /** Ended jobs (and their rollouts) older than this many days (by finished_at) are deleted by the reaper; null keeps them forever. */
   evalRetentionDays: number | null;
+  /** Largest max_tokens a server-run eval job may ask for (also sent when it names none); `n` is always 1. See docs/security-outbound.md. */
+  evalMaxTokens: number;
+  /** The LLM judges environments may call (judge-qa), by name; their URLs and keys are never sent to clients. */
+  judges: JudgeCatalog;
+  /**
+   * Rollouts one evaluation job may plan (num_examples × rollouts_per_example). A job
+   * past it is refused with 422 `eval_too_large` before anything is stored, and one stored
+   * past it by an older server fails on resume instead of building its plan.
+   */
+  evalMaxRollouts: number;
+  /** Serve the python environment even where only weak isolation is possible (no working bubblewrap). */
+  pythonAllowWeakSandbox: boolean;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
   apiKeys: [],
+  adminApiKeys: [],
+  quotas: DEFAULT_QUOTAS,
   bodyLimitBytes: 1024 * 1024,
   defaultTtlSeconds: 3600,
   maxTtlSeconds: 7 * 24 * 3600,
@@ -41,6 +62,10 @@ export const DEFAULT_CONFIG: ServerConfig = {
   evalRetryAfterSeconds: 10,
   evalLeaseMs: 30_000,
   evalRetentionDays: null,
+  evalMaxTokens: 4096,
+  judges: EMPTY_JUDGE_CATALOG,
+  evalMaxRollouts: 100_000,
+  pythonAllowWeakSandbox: false,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */
@@ -55,5 +80,5 @@ export interface AppDeps {
 }
 
 export interface AppEnv {
-  Variables: { requestId: string };
+  Variables: { requestId: string; tenant: Tenant };
 }

@@ -4,6 +4,9 @@ import type { EpisodeStore, StepRow } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { ApiError } from "./errors.js";
+import { canSee, type Tenant } from "./tenants/keys.js";
+import { EpisodeQuotas } from "./tenants/episode-quotas.js";
+import { utf8Length } from "./tenants/quotas.js";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -49,16 +52,22 @@ function assistantMessageAt(row: EpisodeRow, turn: number): unknown {
  * loads the episode row, runs the environment, and writes back conditionally.
  */
 export class EpisodeService {
+  private readonly quotas: EpisodeQuotas;
+
   constructor(
     private readonly store: EpisodeStore,
     private readonly registry: EnvRegistry,
     private readonly config: ServerConfig,
     private readonly clock: () => number,
-  ) {}
+  ) {
+    this.quotas = new EpisodeQuotas(store, config.quotas, clock);
+  }
 
   env(id: string): AnyEnvironment {
     const env = this.registry.get(id);
     if (env) return env;
+    const refusal = this.registry.refusal(id);
+    if (refusal) throw new ApiError("env_unavailable", refusal);
     if (this.registry.isUnavailableHere(id)) {
       throw new ApiError("env_unavailable", `environment "${id}" cannot run on this server's runtime (${this.registry.runtime}); serve it from the Node build`);
     }
@@ -69,9 +78,13 @@ export class EpisodeService {
     return Math.min(requested ?? this.config.defaultTtlSeconds, this.config.maxTtlSeconds) * 1000;
   }
 
-  async reset(envId: string, body: ResetRequest, idempotencyKey: string | undefined): Promise<{ response: ResetResponse; replayed: boolean }> {
+  async reset(viewer: Tenant, envId: string, body: ResetRequest, idempotencyKey: string | undefined): Promise<{ response: ResetResponse; replayed: boolean }> {
+    this.quotas.takeResetToken(viewer.name);
     const env = this.env(envId);
     const snapshot = await startEpisode(env, body);
+    const metadataBytes = utf8Length(JSON.stringify(body.metadata ?? {}));
+    const rowBytes = metadataBytes + utf8Length(JSON.stringify(snapshot.args)) + utf8Length(JSON.stringify(snapshot.messages)) + utf8Length(JSON.stringify(snapshot.state ?? null));
+    await this.quotas.admitReset(viewer.name, metadataBytes, rowBytes);
     const now = this.clock();
     const ttlMs = this.ttlMs(body.ttl_seconds);
     const { row, created } = await this.store.insert({
@@ -94,12 +107,15 @@ export class EpisodeService {
       error: null,
       score: null,
       scoredAt: null,
-      idempotencyKey: idempotencyKey ? `${env.id}:${idempotencyKey}` : null,
+      // Scoped by tenant (names have no "/"), so one tenant's key never returns another's episode.
+      idempotencyKey: idempotencyKey ? `${viewer.name}/${env.id}:${idempotencyKey}` : null,
       requestHash: canonical(body),
       ttlSeconds: ttlMs / 1000,
       createdAt: now,
       updatedAt: now,
       expiresAt: now + ttlMs,
+      tenant: viewer.name,
+      storedBytes: rowBytes,
     });
     if (!created && row.requestHash !== canonical(body)) {
       throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a reset with a different body; use a new key");
@@ -123,13 +139,19 @@ export class EpisodeService {
     };
   }
 
-  /** Loads a live episode: 404 when unknown, 410 when its TTL has passed (reaped or not yet). */
-  private async load(id: string): Promise<EpisodeRow> {
-    return this.live(id, await this.store.get(id));
+  /** Loads a live episode: 404 when unknown or another tenant's, 410 when its TTL has passed (reaped or not yet). */
+  private async load(viewer: Tenant, id: string): Promise<EpisodeRow> {
+    return this.live(viewer, id, await this.store.get(id));
   }
 
-  private live<Row extends StepRow>(id: string, row: Row | undefined): Row {
-    if (!row) throw new ApiError("episode_not_found", `no episode "${id}"`);
+  /** Another tenant's episode answers exactly as an unknown id does, so ids cannot be probed. */
+  private visible<Row extends StepRow>(viewer: Tenant, id: string, row: Row | undefined): Row {
+    if (!row || !canSee(viewer, row.tenant)) throw new ApiError("episode_not_found", `no episode "${id}"`);
+    return row;
+  }
+
+  private live<Row extends StepRow>(viewer: Tenant, id: string, found: Row | undefined): Row {
+    const row = this.visible(viewer, id, found);
     if (row.status === "expired" || row.expiresAt <= this.clock()) {
       throw new ApiError("episode_expired", `episode "${id}" expired at ${iso(row.expiresAt)}; start a new one`);
     }
@@ -145,18 +167,23 @@ export class EpisodeService {
     });
   }
 
-  /** Returns the response body as the exact JSON text stored for the turn. */
-  async step(id: string, req: StepRequest): Promise<string> {
-    const row = this.live(id, await this.store.getForStep(id));
+  /**
+   * Returns the response body as the exact JSON text stored for the turn. `signal` is the
+   * request's: when the client goes away mid-step the tools stop and nothing is stored.
+   */
+  async step(viewer: Tenant, id: string, req: StepRequest, signal?: AbortSignal): Promise<string> {
+    // The tenant is checked on the row the step reads anyway; the UPDATE below keys on the
+    // id that row had, and an episode's tenant never changes.
+    const row = this.live(viewer, id, await this.store.getForStep(id));
     // A retry reads the whole row again: the stored replies are left out of the step's read.
-    if (req.turn < row.turn) return this.replay(await this.load(id), req);
+    if (req.turn < row.turn) return this.replay(await this.load(viewer, id), req);
     if (req.turn > row.turn) {
       throw new ApiError("turn_conflict", `episode is at turn ${row.turn}, the step was for turn ${req.turn}`, { episode_turn: row.turn });
     }
     if (row.status === "closed") throw new ApiError("episode_closed", `episode "${id}" was closed`);
     if (row.status === "done") throw new ApiError("episode_done", `episode "${id}" is done (${row.stopReason ?? "finished"}); score it or start a new one`);
     const env = this.env(row.envId);
-    const { snapshot, reply } = await stepEpisode(env, toSnapshot(row), req.message as AssistantMessage);
+    const { snapshot, reply } = await stepEpisode(env, toSnapshot(row), req.message as AssistantMessage, { signal });
     const now = this.clock();
     const expiresAt = now + row.ttlSeconds * 1000;
     const response: StepResponse = {
@@ -169,6 +196,13 @@ export class EpisodeService {
       expires_at: iso(expiresAt),
     };
     const body = JSON.stringify(response);
+    // Approximately what the row grows by: the reply is stored in `replies`, its messages
+    // again in `messages`, plus the assistant message (a slight overestimate, never under).
+    const addedBytes = 2 * utf8Length(body) + utf8Length(JSON.stringify(req.message));
+    const maxEpisodeBytes = this.quotas.maxEpisodeBytes;
+    // The owner's bytes, whoever steps (an admin key included).
+    const admitting = this.quotas.admitStepBytes(row.tenant, addedBytes);
+    if (admitting) await admitting;
     const won = await this.store.commitStep({
       id: row.id,
       expectedTurn: row.turn,
@@ -182,17 +216,23 @@ export class EpisodeService {
       error: snapshot.error,
       now,
       expiresAt,
+      addedBytes,
+      maxEpisodeBytes,
     });
-    if (won) return body;
+    if (won) {
+      if (snapshot.done) this.quotas.episodeEnded(row.tenant);
+      return body;
+    }
     // Another request moved the episode first: the same message is a retry that raced us.
-    const latest = await this.load(id);
+    const latest = await this.load(viewer, id);
     if (latest.turn > req.turn) return this.replay(latest, req);
     if (latest.status === "closed") throw new ApiError("episode_closed", `episode "${id}" was closed`);
+    if (latest.turn === row.turn && latest.status === "active" && latest.storedBytes + addedBytes > maxEpisodeBytes) throw this.quotas.episodeFull(latest.storedBytes, addedBytes);
     throw new ApiError("turn_conflict", `episode "${id}" changed while this step ran; fetch it and retry`, { episode_turn: latest.turn });
   }
 
-  async get(id: string): Promise<Episode> {
-    const row = await this.load(id);
+  async get(viewer: Tenant, id: string): Promise<Episode> {
+    const row = await this.load(viewer, id);
     const env = this.registry.get(row.envId);
     return {
       episode_id: row.id,
@@ -220,21 +260,24 @@ export class EpisodeService {
   }
 
   /** Scores once; later calls return the stored score. Scoring an active episode ends it. */
-  async score(id: string): Promise<ScoreResponse> {
-    let row = await this.load(id);
+  async score(viewer: Tenant, id: string): Promise<ScoreResponse> {
+    let row = await this.load(viewer, id);
     if (row.score == null) {
       const score = await scoreEpisode(this.env(row.envId), toSnapshot(row));
       const now = this.clock();
       await this.store.saveScore(id, score, now, now + row.ttlSeconds * 1000);
-      row = await this.load(id);
+      if (row.status === "active") this.quotas.episodeEnded(row.tenant);
+      row = await this.load(viewer, id);
     }
     return { episode_id: row.id, score: row.score as Score, scored_at: iso(row.scoredAt ?? row.updatedAt) };
   }
 
-  async close(id: string): Promise<CloseResponse> {
-    const row = await this.store.get(id);
-    if (!row) throw new ApiError("episode_not_found", `no episode "${id}"`);
-    if (row.status !== "expired" && row.expiresAt > this.clock()) await this.store.close(id, this.clock());
+  async close(viewer: Tenant, id: string): Promise<CloseResponse> {
+    const row = this.visible(viewer, id, await this.store.get(id));
+    if (row.status !== "expired" && row.expiresAt > this.clock()) {
+      await this.store.close(id, this.clock());
+      if (row.status === "active") this.quotas.episodeEnded(row.tenant);
+    }
     const after = await this.store.get(id);
     const status = after && after.expiresAt <= this.clock() ? "expired" : (after?.status ?? "closed");
     return { episode_id: id, status };

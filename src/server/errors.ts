@@ -59,6 +59,12 @@ export function handleError(err: unknown, c: Context<AppEnv>): Response {
     if (err.status === 415) return errorResponse(c, new ApiError("unsupported_media_type", "request bodies must be JSON: send Content-Type: application/json"));
     if (err.status === 401) return errorResponse(c, new ApiError("unauthorized", err.message));
   }
+  if (c.req.raw.signal?.aborted) {
+    // The client closed the connection and the work stopped on purpose (a step's tools were
+    // killed, nothing stored): not a server fault, and nobody is left to read the reply.
+    console.warn(`[${c.get("requestId")}] client went away; ${c.req.method} ${new URL(c.req.url).pathname} abandoned, nothing stored`);
+    return errorResponse(c, new ApiError("service_unavailable", "the client closed the connection before the reply; nothing was stored"));
+  }
   console.error(`[${c.get("requestId")}]`, err);
   return errorResponse(c, new ApiError("internal_error", "internal error; the request id identifies it in the server log"));
 }

@@ -197,4 +197,16 @@ describe("configuration from Worker vars and secrets", () => {
     expect(res.json.error).toMatchObject({ code: "internal_error" });
     expect(res.json.error.message).toMatch(/EDGEGYM_TTL_SECONDS must be a positive integer/);
   });
+
+  it("gives judge-qa the operator's judges from vars and secrets; a client's judge URL is refused", async () => {
+    const bindings = { ...env, EDGEGYM_JUDGES: JSON.stringify({ gpt: { base_url: "https://judge.example/v1", model: "m", api_key_env: "JUDGE_SECRET" } }), JUDGE_SECRET: "sk-judge-worker" } as WorkerBindings;
+    const reset = await call(worker, bindings, "POST", "/v1/envs/judge-qa/episodes", { index: 0, args: { judge: "gpt" } });
+    expect(reset.status).toBe(201);
+    const episode = await call(worker, bindings, "GET", `/v1/episodes/${reset.json.episode_id}`);
+    for (const secret of ["sk-judge-worker", "judge.example"]) expect(episode.text).not.toContain(secret);
+    const attack = await call(worker, bindings, "POST", "/v1/envs/judge-qa/episodes", { index: 0, args: { judge_base_url: "http://127.0.0.1:9/v1" } });
+    expect([attack.status, attack.json.error.code]).toEqual([422, "invalid_env_args"]);
+    expect(attack.json.error.message).toMatch(/judge_base_url is not accepted/);
+    expect((await call(worker, env, "POST", "/v1/envs/judge-qa/episodes", { index: 0 })).json.error.message).toMatch(/no LLM judge is configured/);
+  });
 });

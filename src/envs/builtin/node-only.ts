@@ -1,16 +1,24 @@
 /**
- * Built-in environments that only the Node build can run (they use worker threads). Only
- * the Node entry imports this file, so the Worker bundle never pulls in Pyodide.
+ * Built-in environments that only the Node build can run (they start sandboxed interpreter
+ * processes). Only the Node entry imports this file, so the Worker bundle never pulls in Pyodide.
  */
 import type { AnyEnvironment } from "../types.js";
 import { createPythonEnv } from "./python/index.js";
-import { PyodideSandbox } from "./python/sandbox.node.js";
+import { PyodideSandbox, type PyodideSandboxOptions } from "./python/sandbox.node.js";
 
 export { PyodideSandbox, type PyodideSandboxOptions } from "./python/sandbox.node.js";
 
-/** The interpreter pool the `python` environment runs on; started on its first call. */
-export const pythonSandbox = new PyodideSandbox({ workers: 1 });
+/** The Node-only built-ins over a sandbox of their own; the caller closes `sandbox` (it kills every interpreter process). */
+export function createNodeOnlyEnvs(options: PyodideSandboxOptions = {}): { envs: AnyEnvironment[]; sandbox: PyodideSandbox } {
+  const sandbox = new PyodideSandbox({ workers: 1, ...options });
+  return { envs: [createPythonEnv(sandbox)], sandbox };
+}
 
-export const pythonEnv = createPythonEnv(pythonSandbox);
+const shared = createNodeOnlyEnvs();
 
-export const nodeOnlyBuiltinEnvs: AnyEnvironment[] = [pythonEnv];
+/** A default sandbox (strong isolation required) for embedders; `edgegym serve` builds its own from its config. */
+export const pythonSandbox = shared.sandbox;
+
+export const pythonEnv = shared.envs[0] as AnyEnvironment;
+
+export const nodeOnlyBuiltinEnvs: AnyEnvironment[] = shared.envs;

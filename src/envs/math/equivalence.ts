@@ -1,3 +1,4 @@
+import { AnswerTooLongError, textWithin } from "../answer-limits.js";
 import { asciiMath, lastBoxed, latexToPlain } from "./latex.js";
 import { scalarEqual, type ScalarMethod } from "./scalar.js";
 import { answerShape, type AnswerShape } from "./structure.js";
@@ -24,6 +25,25 @@ export interface Equivalence {
   method: ScalarMethod | "structure" | "empty";
 }
 
+/**
+ * Longest answer (candidate or reference) the checker reads, in UTF-16 units. Final
+ * answers are a value or a short list; normalizing and splitting are linear, but each
+ * element is parsed by mathjs, so the text is capped before any of it.
+ */
+export const MATH_ANSWER_MAX_CHARS = 2_000;
+/**
+ * Most elements a set, list, tuple or union may have. Unordered matching compares an
+ * element with up to all the other side's unmatched ones: 1,600 elements against the
+ * same set reversed took 23 s. At 32 the worst case is ~500 comparisons of cached parses.
+ */
+export const MATH_MAX_ITEMS = 32;
+
+function checkItems(shape: AnswerShape, what: string): void {
+  const count = shape.kind === "union" ? shape.parts.length : shape.kind === "scalar" ? 1 : shape.items.length;
+  if (count > MATH_MAX_ITEMS) throw new AnswerTooLongError(what, count, MATH_MAX_ITEMS, "elements");
+  if (shape.kind === "union") shape.parts.forEach((part) => checkItems(part, what));
+}
+
 /** Text to the form the structure reader and the scalar comparison expect. */
 export function normalizeAnswerText(raw: string): string {
   let text = raw.trim();
@@ -39,10 +59,23 @@ export function normalizeAnswerText(raw: string): string {
   return text;
 }
 
+/** Whitespace-free text: two elements equal here are the same element, no parse needed. */
+const sameText = (s: string): string => s.replace(/\s+/g, "");
+
 function matchUnordered(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   const used = new Array<boolean>(b.length).fill(false);
+  // Identical elements pair off first through a map, so a set against itself reordered
+  // costs no comparison at all; only what is left goes through scalarEqual.
+  const byText = new Map<string, number[]>();
+  b.forEach((item, k) => byText.set(sameText(item), [...(byText.get(sameText(item)) ?? []), k]));
+  const rest: string[] = [];
   for (const item of a) {
+    const k = byText.get(sameText(item))?.pop();
+    if (k === undefined) rest.push(item);
+    else used[k] = true;
+  }
+  for (const item of rest) {
     const j = b.findIndex((other, k) => !used[k] && scalarEqual(item, other).equal);
     if (j < 0) return false;
     used[j] = true;
@@ -73,10 +106,12 @@ function shapesEqual(c: AnswerShape, g: AnswerShape): boolean {
 
 export function checkEquivalence(candidate: string | null | undefined, gold: string): Equivalence {
   if (candidate == null || candidate.trim() === "") return { equal: false, method: "empty" };
-  const c = normalizeAnswerText(candidate);
-  const g = normalizeAnswerText(gold);
+  const c = normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer"));
+  const g = normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer"));
   const cs = answerShape(c);
   const gs = answerShape(g);
+  checkItems(cs, "answer");
+  checkItems(gs, "reference answer");
   if (cs.kind === "scalar" && gs.kind === "scalar") return scalarEqual(cs.text, gs.text);
   return { equal: shapesEqual(cs, gs), method: "structure" };
 }

@@ -114,6 +114,15 @@ function freeSymbols(node: MathNode): Set<string> {
   return names;
 }
 
+/**
+ * Largest exact power toRational computes, in bits of the result. `((10^400)^400)^400`
+ * is 2^(2·10^8) bits and took seconds of BigInt work on the event loop; past this cap
+ * the value is compared in floating point instead (where it is Infinity).
+ */
+const MAX_POWER_BITS = 20_000;
+
+const bitLength = (n: bigint): number => (n < 0n ? -n : n).toString(16).length * 4;
+
 /** The exact value of an expression built from decimal literals with + − × ÷ and integer powers, else null. */
 function toRational(node: MathNode): Rational | null {
   const n = node as unknown as { type: string; value?: { toFraction?: () => [unknown, unknown] }; fn?: string; args?: MathNode[]; content?: MathNode };
@@ -147,6 +156,7 @@ function toRational(node: MathNode): Rational | null {
             return a && b ? a.div(b) : null;
           case "pow":
             if (!a || !b || !b.isInteger() || b.num > 400n || b.num < -400n) return null;
+            if (Math.max(bitLength(a.num), bitLength(a.den)) * Math.abs(Number(b.num)) > MAX_POWER_BITS) return null;
             return a.pow(b.num);
           default:
             return null;
@@ -183,9 +193,61 @@ function closeComplex(a: Complexish, b: Complexish): boolean {
   return close(a.re, b.re) && close(a.im, b.im);
 }
 
+/**
+ * Parsed and compiled expressions by their text. A set answer compares each element with
+ * several others, and parsing dominates one comparison; with these caches an element is
+ * parsed once per check (and across checks while it stays in the bounded cache), so
+ * matching n elements costs n parses plus cheap evaluations, not n² parses.
+ */
+const PARSE_CACHE_SIZE = 512;
+const floatParsed = new Map<string, MathNode | null>();
+const decimalParsed = new Map<string, MathNode | null>();
+const compiled = new WeakMap<MathNode, ReturnType<MathNode["compile"]>>();
+
+function cachedParse(cache: Map<string, MathNode | null>, parse: (expr: string) => MathNode, expr: string): MathNode | null {
+  const hit = cache.get(expr);
+  if (hit !== undefined) return hit;
+  let node: MathNode | null;
+  try {
+    node = parse(expr);
+  } catch {
+    node = null;
+  }
+  if (cache.size >= PARSE_CACHE_SIZE) cache.clear();
+  cache.set(expr, node);
+  return node;
+}
+
+function compiledOf(node: MathNode): ReturnType<MathNode["compile"]> {
+  let code = compiled.get(node);
+  if (!code) {
+    code = node.compile();
+    compiled.set(node, code);
+  }
+  return code;
+}
+
+const rationals = new WeakMap<MathNode, Rational | null>();
+const symbols = new WeakMap<MathNode, Set<string>>();
+
+/** toRational of a cached parse, computed once per node. */
+function rationalOf(node: MathNode): Rational | null {
+  if (!rationals.has(node)) rationals.set(node, toRational(node));
+  return rationals.get(node) ?? null;
+}
+
+function freeSymbolsOf(node: MathNode): Set<string> {
+  let names = symbols.get(node);
+  if (!names) {
+    names = freeSymbols(node);
+    symbols.set(node, names);
+  }
+  return names;
+}
+
 function evaluateAt(node: MathNode, scope: Record<string, number>): Complexish | null {
   try {
-    return asComplex(node.compile().evaluate({ ...scope }));
+    return asComplex(compiledOf(node).evaluate({ ...scope }));
   } catch {
     return null;
   }
@@ -206,11 +268,29 @@ function sampleScope(vars: readonly string[], k: number): Record<string, number>
 }
 
 function parseFloatExpr(expr: string): MathNode | null {
-  try {
-    return floatMath().parse(expr);
-  } catch {
-    return null;
+  return cachedParse(floatParsed, (e) => floatMath().parse(e), expr);
+}
+
+const sampled = new WeakMap<MathNode, Map<string, (Complexish | null)[]>>();
+
+/**
+ * The expression's values at every sample point for this list of variables, computed
+ * once per (expression, variables): elements of one set share their variables, so each
+ * is evaluated 8 times in all rather than 8 times per element it is compared with.
+ */
+function sampledValues(node: MathNode, vars: readonly string[]): (Complexish | null)[] {
+  const key = vars.join(",");
+  let byVars = sampled.get(node);
+  if (!byVars) {
+    byVars = new Map();
+    sampled.set(node, byVars);
   }
+  let values = byVars.get(key);
+  if (!values) {
+    values = SAMPLES.map((_, k) => evaluateAt(node, sampleScope(vars, k)));
+    byVars.set(key, values);
+  }
+  return values;
 }
 
 /** Compares two expressions with variables (or `lhs = rhs` equations, up to a constant factor). */
@@ -218,13 +298,14 @@ function symbolicEqual(a: string, b: string, equations: boolean): boolean {
   const na = parseFloatExpr(a);
   const nb = parseFloatExpr(b);
   if (!na || !nb) return false;
-  const vars = [...new Set([...freeSymbols(na), ...freeSymbols(nb)])].sort();
+  const vars = [...new Set([...freeSymbolsOf(na), ...freeSymbolsOf(nb)])].sort();
+  const as = sampledValues(na, vars);
+  const bs = sampledValues(nb, vars);
   let valid = 0;
   let ratio: Complexish | null = null;
   for (let k = 0; k < SAMPLES.length; k++) {
-    const scope = sampleScope(vars, k);
-    const va = evaluateAt(na, scope);
-    const vb = evaluateAt(nb, scope);
+    const va = as[k];
+    const vb = bs[k];
     if (!va || !vb || ![va.re, va.im, vb.re, vb.im].every(Number.isFinite)) continue;
     valid++;
     if (!equations) {
@@ -270,23 +351,18 @@ export function scalarEqual(candidateRaw: string, goldRaw: string): { equal: boo
   // A word of three or more letters that is no unit, function or constant: this is prose, not math.
   if (hasProse(c.raw) || hasProse(g.raw)) return { equal: false, method: "text" };
 
-  let cNode: MathNode;
-  let gNode: MathNode;
-  try {
-    cNode = decimalMath().parse(c.expr);
-    gNode = decimalMath().parse(g.expr);
-  } catch {
-    return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw), method: "text" };
-  }
-  const vars = new Set([...freeSymbols(cNode), ...freeSymbols(gNode)]);
+  const cNode = cachedParse(decimalParsed, (e) => decimalMath().parse(e), c.expr);
+  const gNode = cachedParse(decimalParsed, (e) => decimalMath().parse(e), g.expr);
+  if (!cNode || !gNode) return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw), method: "text" };
+  const vars = new Set([...freeSymbolsOf(cNode), ...freeSymbolsOf(gNode)]);
   if (vars.size > 0) {
     return { equal: symbolicEqual(c.expr, g.expr, false), method: "symbolic" };
   }
 
   // A percent sign on one side only: 25% equals both 25 and 0.25.
   const hundred = new Rational(100n);
-  const cr = toRational(cNode);
-  const gr = toRational(gNode);
+  const cr = rationalOf(cNode);
+  const gr = rationalOf(gNode);
   if (cr && gr) {
     const equal = cr.equals(gr) || (g.percent && !c.percent && cr.equals(gr.div(hundred))) || (c.percent && !g.percent && cr.div(hundred).equals(gr));
     return { equal, method: "exact" };

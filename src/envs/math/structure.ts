@@ -18,13 +18,18 @@ export function splitTopLevel(text: string, separator: string | RegExp): string[
   const parts: string[] = [];
   let depth = 0;
   let start = 0;
+  // Sticky: matches at lastIndex only, one regex for the whole scan (linear in the text).
+  const sticky = typeof separator === "string" ? null : new RegExp(separator.source, "y");
   for (let i = 0; i < text.length; i++) {
     const ch = text[i] as string;
     if (OPENERS.includes(ch)) depth++;
     else if (CLOSERS.includes(ch)) depth = Math.max(0, depth - 1);
     else if (depth === 0) {
-      const rest = text.slice(i);
-      const match = typeof separator === "string" ? (rest.startsWith(separator) ? separator : null) : (new RegExp(`^(?:${separator.source})`).exec(rest)?.[0] ?? null);
+      let match: string | null;
+      if (sticky) {
+        sticky.lastIndex = i;
+        match = sticky.exec(text)?.[0] ?? null;
+      } else match = text.startsWith(separator as string, i) ? (separator as string) : null;
       if (match) {
         parts.push(text.slice(start, i));
         start = i + match.length;

@@ -66,3 +66,39 @@ describe("XmlParser", () => {
     expect(parser.format).toBe("[<think>…</think>]\n<answer>…</answer>");
   });
 });
+
+describe("XmlParser on adversarial tag soup (linear, same answers)", () => {
+  /** formatReward as it was written with lazy regexes: the reference for the linear scan. */
+  function formatByRegex(parser: XmlParser, text: string): number {
+    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    let present = 0;
+    let stripped = text;
+    const required = parser.fields.filter(([name]) => name !== "think").length;
+    for (const names of parser.fields) {
+      const hit = names.find((n) => new RegExp(`<${esc(n)}>[\\s\\S]*?</${esc(n)}>`).test(text));
+      if (hit) {
+        if (names[0] !== "think") present++;
+        stripped = stripped.replace(new RegExp(`<${esc(hit)}>[\\s\\S]*?</${esc(hit)}>`, "g"), "");
+      }
+    }
+    return (required === 0 ? 1 : present / required) * (stripped.trim().length === 0 ? 1 : 0.8);
+  }
+
+  it("gives the regex reference's format reward on random tag soup", () => {
+    const parser = new XmlParser({ fields: ["think", "answer"], optional: ["think"] });
+    const pieces = ["<answer>", "</answer>", "<think>", "</think>", "x", " ", "<answer", "answer>"];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let t = 0; t < 3000; t++) {
+      const text = Array.from({ length: Math.floor(next() * 12) }, () => pieces[Math.floor(next() * pieces.length)]).join("");
+      expect(parser.formatReward(text), JSON.stringify(text)).toBe(formatByRegex(parser, text));
+    }
+  });
+
+  it("60,000 unclosed openings (4 s with the lazy regex) parse and score", () => {
+    const parser = new XmlParser({ fields: ["think", "answer"], optional: ["think"] });
+    expect(parser.formatReward("<answer>".repeat(60_000))).toBe(0);
+    expect(parser.formatReward("<answer>x</answer>" + "<answer>".repeat(60_000))).toBe(0.8);
+    expect(parser.parseAnswer("<answer>".repeat(60_000))).toBe("");
+  });
+});

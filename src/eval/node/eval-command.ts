@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { builtinEnvs, EnvRegistry } from "../../envs/index.js";
+import { builtinEnvs, EnvRegistry, judgeCatalogFrom } from "../../envs/index.js";
 import { EvalRequest } from "../../protocol/index.js";
 import { loadEnvModules } from "../../server/node/load-envs.js";
 import { evalToDir } from "./eval-to-dir.js";
@@ -129,7 +129,8 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
   const baseUrl = values["base-url"] ?? env.EDGEGYM_EVAL_BASE_URL ?? env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
   const apiKey = env[keyVar];
   if (!apiKey && values["api-key-var"]) console.error(`note: $${keyVar} is not set; sending requests without a key`);
-  const registry = new EnvRegistry("node", [...builtinEnvs, ...(await loadEnvModules(values["env-module"] ?? []))]);
+  // The CLI user is the operator here: judges come from their own environment (EDGEGYM_JUDGE_*, EDGEGYM_JUDGES).
+  const registry = new EnvRegistry("node", [...builtinEnvs, ...(await loadEnvModules(values["env-module"] ?? []))]).withServices({ judges: judgeCatalogFrom(env) });
 
   const controller = new AbortController();
   let interrupts = 0;

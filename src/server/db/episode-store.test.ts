@@ -70,7 +70,7 @@ describe("EpisodeStore", () => {
   it("commits a step only at the expected turn of an active episode", async () => {
     const { store: s } = store();
     await s.insert(row("ep_s"));
-    const step = { id: "ep_s", turn: 1, state: { n: 1 }, messages: [], reply: "{}", status: "active" as const, stopReason: null, truncated: false, error: null, now: 2, expiresAt: 60_002 };
+    const step = { id: "ep_s", turn: 1, state: { n: 1 }, messages: [], reply: "{}", status: "active" as const, stopReason: null, truncated: false, error: null, now: 2, expiresAt: 60_002, addedBytes: 10, maxEpisodeBytes: 1_000_000 };
     expect(await s.commitStep({ ...step, expectedTurn: 0 })).toBe(true);
     expect(await s.commitStep({ ...step, expectedTurn: 0 })).toBe(false);
     await s.close("ep_s", 3);
@@ -84,7 +84,7 @@ describe("EpisodeStore", () => {
     // Quotes, escapes, non-ASCII and a lone surrogate's escape: stored and read back byte for byte.
     const bodies = ['{"turn":1,"messages":[{"role":"user","content":"a \\"quoted\\" line\\n"}]}', '{"turn":2,"content":"é 😀 \\ud800"}', "{}"];
     for (const [i, reply] of bodies.entries()) {
-      const step = { id: "ep_r", expectedTurn: i, turn: i + 1, state: { n: i }, messages: [{ role: "user", content: `m${i}` }], reply, status: "active" as const, stopReason: null, truncated: false, error: null, now: 2, expiresAt: 60_002 };
+      const step = { id: "ep_r", expectedTurn: i, turn: i + 1, state: { n: i }, messages: [{ role: "user", content: `m${i}` }], reply, status: "active" as const, stopReason: null, truncated: false, error: null, now: 2, expiresAt: 60_002, addedBytes: 10, maxEpisodeBytes: 1_000_000 };
       expect(await s.commitStep(step)).toBe(true);
     }
     expect((await s.get("ep_r"))?.replies).toEqual(bodies);

@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { EdgegymDb } from "./database.js";
 import { episodes, type EpisodeRow, type NewEpisodeRow } from "./schema.js";
 
@@ -12,10 +12,13 @@ const EPISODE_COLUMNS = Object.keys(getTableColumns(episodes)) as (keyof NewEpis
  */
 const NULLABLE_JSON = new Set<keyof NewEpisodeRow>(["state", "score"]);
 
+/** Column defaults (tenant, stored_bytes): a prepared insert binds every column, so an omitted one would bind null. */
+const COLUMN_DEFAULTS = Object.fromEntries(Object.entries(getTableColumns(episodes)).map(([k, c]) => [k, c.default ?? null])) as Record<keyof NewEpisodeRow, unknown>;
+
 function insertParams(row: NewEpisodeRow): Record<string, unknown> {
   return Object.fromEntries(
     EPISODE_COLUMNS.map((k) => {
-      const value = row[k] ?? null;
+      const value = row[k] ?? COLUMN_DEFAULTS[k];
       return [k, NULLABLE_JSON.has(k) && value !== null ? JSON.stringify(value) : value];
     }),
   );
@@ -47,6 +50,16 @@ export interface StepWrite {
   error: string | null;
   now: number;
   expiresAt: number;
+  /** What this step adds to the row's stored_bytes (its message and reply). */
+  addedBytes: number;
+  /** The episode's byte quota: the step is not applied when stored_bytes + addedBytes would pass it. */
+  maxEpisodeBytes: number;
+}
+
+/** A tenant's unexpired episodes: how many are open (active) and what all of them store. */
+export interface TenantUsage {
+  openEpisodes: number;
+  storedBytes: number;
 }
 
 /**
@@ -94,8 +107,17 @@ export class EpisodeStore {
           error: p("error"),
           updatedAt: p("now"),
           expiresAt: p("expiresAt"),
+          storedBytes: sql`${episodes.storedBytes} + ${p("addedBytes")}`,
         } as unknown as Partial<NewEpisodeRow>)
-        .where(and(eq(episodes.id, p("id")), eq(episodes.turn, p("expectedTurn")), eq(episodes.status, "active")))
+        // The byte quota is one more condition of the same UPDATE: no extra statement on the step path.
+        .where(
+          and(
+            eq(episodes.id, p("id")),
+            eq(episodes.turn, p("expectedTurn")),
+            eq(episodes.status, "active"),
+            sql`${episodes.storedBytes} + ${p("addedBytes")} <= ${p("maxEpisodeBytes")}`,
+          ),
+        )
         .returning({ id: episodes.id })
         .prepare(),
     };
@@ -133,6 +155,23 @@ export class EpisodeStore {
     return rows.length === 1;
   }
 
+  /**
+   * A tenant's usage, from the database (so it holds across processes and isolates): one
+   * range scan of the covering index episodes_expiry_usage (expires_at > now, all tenants'
+   * unexpired rows, the tenant compared in the index), no row read. Rows past their
+   * TTL not yet reaped are not counted (the next reap drops what they hold).
+   */
+  async usage(tenant: string, now: number): Promise<TenantUsage> {
+    const [row] = await this.db
+      .select({
+        open: sql<number>`coalesce(sum(case when ${episodes.status} = 'active' then 1 else 0 end), 0)`,
+        bytes: sql<number>`coalesce(sum(${episodes.storedBytes}), 0)`,
+      })
+      .from(episodes)
+      .where(and(eq(episodes.tenant, tenant), gt(episodes.expiresAt, now), inArray(episodes.status, ["active", "done", "closed"])));
+    return { openEpisodes: Number(row?.open ?? 0), storedBytes: Number(row?.bytes ?? 0) };
+  }
+
   /** Stores a score once; a second call leaves the first in place. Ends an active episode. */
   async saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void> {
     await this.db
@@ -163,7 +202,8 @@ export class EpisodeStore {
   async reapExpired(now: number): Promise<{ expired: number; deleted: number }> {
     const expired = await this.db
       .update(episodes)
-      .set({ status: "expired", state: null, messages: [], replies: [], updatedAt: now })
+      // The metadata goes too: a tombstone only answers 410, and a client's 1 MB tag must not outlive the TTL by a week.
+      .set({ status: "expired", state: null, messages: [], replies: [], metadata: {}, storedBytes: 0, updatedAt: now })
       .where(and(lt(episodes.expiresAt, now), inArray(episodes.status, ["active", "done", "closed"])))
       .returning({ id: episodes.id });
     const deleted = await this.db

@@ -49,10 +49,19 @@ export class EvalStore {
     return rows[0];
   }
 
-  async listJobs(opts: { status?: EvalStatus | undefined; limit: number }): Promise<EvalJobRow[]> {
-    const query = this.db.select().from(evalJobs);
-    const filtered = opts.status ? query.where(eq(evalJobs.status, opts.status)) : query;
-    return filtered.orderBy(desc(evalJobs.createdAt)).limit(opts.limit);
+  /** Newest first; only `tenant`'s jobs unless it is null (an admin key: every tenant's). */
+  async listJobs(opts: { status?: EvalStatus | undefined; limit: number; tenant: string | null }): Promise<EvalJobRow[]> {
+    const where = and(opts.status ? eq(evalJobs.status, opts.status) : undefined, opts.tenant === null ? undefined : eq(evalJobs.tenant, opts.tenant));
+    return this.db.select().from(evalJobs).where(where).orderBy(desc(evalJobs.createdAt)).limit(opts.limit);
+  }
+
+  /** A tenant's queued and running jobs, counted in the database (index eval_jobs_tenant): the concurrent-evals quota. */
+  async countLive(tenant: string): Promise<number> {
+    const [row] = await this.db
+      .select({ n: sql<number>`count(*)` })
+      .from(evalJobs)
+      .where(and(eq(evalJobs.tenant, tenant), inArray(evalJobs.status, LIVE)));
+    return Number(row?.n ?? 0);
   }
 
   /** Live jobs nobody holds (never started, or their runner's lease lapsed), oldest first. */

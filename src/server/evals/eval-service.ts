@@ -6,8 +6,12 @@ import type { ServerConfig } from "../context.js";
 import type { EvalStore } from "../db/eval-store.js";
 import type { EvalJobRow } from "../db/schema.js";
 import { ApiError } from "../errors.js";
+import { canSee, type Tenant } from "../tenants/keys.js";
+import { quotaExceeded } from "../tenants/quotas.js";
+import { StreamSlots } from "../tenants/stream-slots.js";
 import { JobRun } from "./job-run.js";
 import { ModelSlots } from "./model-slots.js";
+import { checkServerSampling } from "./sampling-policy.js";
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const TERMINAL: ReadonlySet<EvalStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -32,6 +36,8 @@ export class EvalService {
   private readonly runs = new Map<string, JobRun>();
   private readonly listeners = new Map<string, Set<() => void>>();
   private readonly slots: ModelSlots;
+  /** Open event streams per tenant (in this process): the event_streams quota. */
+  readonly streams: StreamSlots;
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
   private stopping = false;
 
@@ -45,6 +51,7 @@ export class EvalService {
       new OpenAIChatModel({ model: request.model, baseUrl: config.evalBaseUrl ?? "", apiKey: config.evalApiKey ?? undefined, timeoutMs: request.timeout_seconds * 1000 }),
   ) {
     this.slots = new ModelSlots(config.evalMaxConcurrentRequests);
+    this.streams = new StreamSlots(config.quotas.maxEventStreams);
   }
 
   private enabled(): void {
@@ -56,9 +63,10 @@ export class EvalService {
     }
   }
 
-  async create(body: EvalRequestInput): Promise<EvalJob> {
+  async create(viewer: Tenant, body: EvalRequestInput): Promise<EvalJob> {
     this.enabled();
-    const request = EvalRequest.parse(body);
+    // The operator's key pays for these requests: only allowlisted sampling fields, within caps.
+    const request = checkServerSampling(EvalRequest.parse(body), { maxTokens: this.config.evalMaxTokens });
     const model = request.model ?? this.config.evalModel;
     if (!model) throw new ApiError("invalid_request", "name a `model`: this server has no default (EDGEGYM_EVAL_MODEL)");
     const env = this.registry.get(request.env_id);
@@ -76,6 +84,21 @@ export class EvalService {
       throw new ApiError("task_out_of_range", (err as Error).message);
     }
     const totalRollouts = numExamples * request.rollouts_per_example;
+    const cap = this.config.evalMaxRollouts;
+    if (totalRollouts > cap) {
+      throw new ApiError(
+        "eval_too_large",
+        `num_examples × rollouts_per_example = ${totalRollouts} rollouts is past this server's limit of ${cap} per job; ask for fewer rows or rollouts, or split the run into jobs`,
+        { limit: cap, requested: totalRollouts },
+      );
+    }
+    // Counted in the database, so it holds across processes; before the insert, so jobs
+    // created at the same instant can pass it by the number created at once.
+    const maxJobs = this.config.quotas.maxConcurrentEvals;
+    if (maxJobs !== null) {
+      const live = await this.store.countLive(viewer.name);
+      if (live >= maxJobs) throw quotaExceeded("concurrent_evals", maxJobs, live, this.config.evalRetryAfterSeconds, "wait for a job to end, or cancel one (POST /v1/evals/{id}/cancel)");
+    }
     const wanted = Math.min(request.max_concurrent, totalRollouts);
     if (wanted > this.slots.capacity) {
       throw new ApiError("invalid_request", `max_concurrent ${request.max_concurrent} is past this server's limit of ${this.slots.capacity} concurrent model requests; ask for at most ${this.slots.capacity}`);
@@ -111,6 +134,7 @@ export class EvalService {
         updatedAt: now,
         startedAt: null,
         finishedAt: null,
+        tenant: viewer.name,
       });
     } catch (err) {
       this.slots.release(wanted);
@@ -136,7 +160,9 @@ export class EvalService {
         clock: this.clock,
         owner: this.owner,
         leaseMs: this.config.evalLeaseMs,
+        maxRollouts: this.config.evalMaxRollouts,
         makeModel: this.makeModel,
+        samplingLimits: { maxTokens: this.config.evalMaxTokens },
         notify: (id) => this.notify(id),
       },
       claimed,
@@ -167,6 +193,12 @@ export class EvalService {
         await this.store.fail(row.id, `interrupted, and environment "${row.envId}" is not served here to resume it`, this.clock());
         continue;
       }
+      if (row.totalRollouts > this.config.evalMaxRollouts) {
+        // Stored by a server without the cap (or with a higher one): building its plan
+        // would exhaust memory on every restart, so it ends here with its rollouts kept.
+        await this.store.fail(row.id, `interrupted, and its ${row.totalRollouts} rollouts are past this server's limit of ${this.config.evalMaxRollouts} per job (eval_max_rollouts)`, this.clock());
+        continue;
+      }
       if (row.cancelRequested) {
         await this.store.fail(row.id, "cancelled while no process was running it", this.clock());
         continue;
@@ -192,9 +224,10 @@ export class EvalService {
     await Promise.all(runs.map((r) => r.done));
   }
 
-  private async row(id: string): Promise<EvalJobRow> {
+  /** Another tenant's job answers exactly as an unknown id does, so ids cannot be probed. */
+  private async row(viewer: Tenant, id: string): Promise<EvalJobRow> {
     const row = await this.store.getJob(id);
-    if (!row) throw new ApiError("eval_not_found", `no evaluation "${id}"; GET /v1/evals lists them`);
+    if (!row || !canSee(viewer, row.tenant)) throw new ApiError("eval_not_found", `no evaluation "${id}"; GET /v1/evals lists them`);
     return row;
   }
 
@@ -225,16 +258,17 @@ export class EvalService {
     };
   }
 
-  async get(id: string): Promise<EvalJob> {
-    return this.view(await this.row(id));
+  async get(viewer: Tenant, id: string): Promise<EvalJob> {
+    return this.view(await this.row(viewer, id));
   }
 
-  async list(opts: { status?: EvalStatus | undefined; limit: number }): Promise<EvalJob[]> {
-    return Promise.all((await this.store.listJobs(opts)).map((row) => this.view(row)));
+  /** The viewer's own jobs; every tenant's for an admin key. */
+  async list(viewer: Tenant, opts: { status?: EvalStatus | undefined; limit: number }): Promise<EvalJob[]> {
+    return Promise.all((await this.store.listJobs({ ...opts, tenant: viewer.admin ? null : viewer.name })).map((row) => this.view(row)));
   }
 
-  async cancel(id: string): Promise<EvalJob> {
-    const row = await this.row(id);
+  async cancel(viewer: Tenant, id: string): Promise<EvalJob> {
+    const row = await this.row(viewer, id);
     if (!isTerminal(row.status)) {
       await this.store.requestCancel(id, this.clock());
       const run = this.runs.get(id);
@@ -244,15 +278,15 @@ export class EvalService {
       }
       this.notify(id);
     }
-    return this.get(id);
+    return this.get(viewer, id);
   }
 
   /**
    * Deletes an ended job with its stored rollouts. A live job is refused (409
    * `eval_running`): cancel it first, so a runner never loses the rows it is writing.
    */
-  async delete(id: string): Promise<EvalDeleteResponse> {
-    const row = await this.row(id);
+  async delete(viewer: Tenant, id: string): Promise<EvalDeleteResponse> {
+    const row = await this.row(viewer, id);
     if (!isTerminal(row.status)) {
       throw new ApiError("eval_running", `evaluation "${id}" is ${row.status}; cancel it first (POST /v1/evals/${id}/cancel), then delete it once it has ended`);
     }
@@ -274,13 +308,13 @@ export class EvalService {
   }
 
   /** Rollouts as stored, in (row, rollout index) order, a page at a time. */
-  async results(id: string, offset: number, limit: number): Promise<EvalRollout[]> {
-    await this.row(id);
+  async results(viewer: Tenant, id: string, offset: number, limit: number): Promise<EvalRollout[]> {
+    await this.row(viewer, id);
     return this.store.rollouts(id, offset, limit);
   }
 
-  async exists(id: string): Promise<void> {
-    await this.row(id);
+  async exists(viewer: Tenant, id: string): Promise<void> {
+    await this.row(viewer, id);
   }
 
   /** Calls `fn` when the job changes (a rollout stored, the job ended); returns the unsubscribe. */

@@ -3,6 +3,8 @@ import type { EnvRegistry } from "../../envs/index.js";
 import { InProcessDriver, pendingRollouts, rolloutKey, rolloutSeed, runEval, samplingArgs, SummaryBuilder, type ChatModel, type RolloutSpec } from "../../eval/index.js";
 import type { EvalStore } from "../db/eval-store.js";
 import type { EvalJobRow } from "../db/schema.js";
+import { publicRollout, publicRolloutError } from "./public-errors.js";
+import { checkServerSampling, type SamplingLimits } from "./sampling-policy.js";
 
 export interface JobRunDeps {
   store: EvalStore;
@@ -11,7 +13,11 @@ export interface JobRunDeps {
   /** This process's lease owner id. */
   owner: string;
   leaseMs: number;
+  /** The server's eval_max_rollouts: the plan is never built for a job past it. */
+  maxRollouts: number;
   makeModel: (request: EvalRequest & { model: string }) => ChatModel;
+  /** Checked again before running: a job stored by an earlier version (or under looser caps) resumes only within today's. */
+  samplingLimits: SamplingLimits;
   /** Called after each stored rollout and when the job ends (wakes SSE streams). */
   notify: (jobId: string) => void;
 }
@@ -71,9 +77,12 @@ export class JobRun {
       );
     }, Math.max(50, Math.floor(leaseMs / 3)));
     try {
-      const request = { ...EvalRequest.parse(job.request), model: job.model };
+      const request = { ...checkServerSampling(EvalRequest.parse(job.request), this.deps.samplingLimits), model: job.model };
       const env = registry.get(job.envId);
       if (!env) throw new Error(`environment "${job.envId}" is not served by this process`);
+      if (job.numExamples * request.rollouts_per_example > this.deps.maxRollouts) {
+        throw new Error(`${job.numExamples * request.rollouts_per_example} rollouts are past this server's limit of ${this.deps.maxRollouts} per job (eval_max_rollouts)`);
+      }
       const driver = new InProcessDriver(registry);
       const done = new Set((await store.doneKeys(job.id)).map((k) => rolloutKey(k.exampleId, k.rolloutIndex)));
       const pending = pendingRollouts(job.numExamples, request.rollouts_per_example, done);
@@ -96,7 +105,8 @@ export class JobRun {
         concurrency: request.max_concurrent,
         signal: this.controller.signal,
         onRollout: async (row) => {
-          await store.insertRollout(job.id, row, clock());
+          // Stored as clients will read it: model endpoint details go to the log, not the row.
+          await store.insertRollout(job.id, publicRollout(job.id, row), clock());
           this.deps.notify(job.id);
         },
       });
@@ -107,7 +117,7 @@ export class JobRun {
       }
       const summary = await summarizeJob(store, job, job.runMs + elapsed());
       const status = this.reason === "cancel" ? "cancelled" : result.fatal ? "failed" : "completed";
-      await store.finish(job.id, owner, { status, summary, error: result.fatal?.error_chain_str ?? null, now: clock(), runMs: elapsed() });
+      await store.finish(job.id, owner, { status, summary, error: result.fatal ? publicRolloutError(job.id, result.fatal, "fatal").error_chain_str : null, now: clock(), runMs: elapsed() });
     } catch (err) {
       if (this.reason === "lease_lost") return;
       const message = err instanceof Error ? err.message : String(err);

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../context.js";
 import { ApiError, errorResponse } from "../errors.js";
+import { buildKeyTable, parseKeyEntries, PUBLIC_TENANT, type KeyTableEntry, type Tenant } from "../tenants/keys.js";
 
 /** Compares without an early exit, so response time does not reveal a key's prefix. */
 function sameText(a: string, b: string): boolean {
@@ -11,24 +12,40 @@ function sameText(a: string, b: string): boolean {
   return diff === 0;
 }
 
+/** The one tenant of a server with no keys: everyone shares it, as before tenancy. */
+const OPEN: Tenant = { name: PUBLIC_TENANT, admin: false };
+
 /**
- * Requires `Authorization: Bearer <key>` with one of `keys`. With no keys configured
- * it lets everything through (a local server needs no set-up).
+ * Requires `Authorization: Bearer <key>` with one of `keys` (entries `name:key` or a bare
+ * key; src/server/tenants/keys.ts) or `adminKeys`, and sets the tenant the request acts
+ * as (`c.get("tenant")`). With no keys configured it lets everything through as the one
+ * tenant "public" (a local server needs no set-up). Entries are parsed here, when the app
+ * is built, so a bad one stops the server at start, not at the first request.
  *
- * @example app.use("/v1/*", bearerAuth({ keys: ["sk-local"] }))
+ * @example app.use("/v1/*", bearerAuth({ keys: ["alice:sk-a", "sk-b"], adminKeys: ["ops:sk-admin"] }))
  */
-export function bearerAuth(options: { keys: readonly string[] }): MiddlewareHandler<AppEnv> {
+export function bearerAuth(options: { keys: readonly string[]; adminKeys?: readonly string[] }): MiddlewareHandler<AppEnv> {
+  const entries = parseKeyEntries(options.keys, options.adminKeys ?? [], { tenant: "API keys (EDGEGYM_API_KEYS / api_keys)", admin: "admin API keys (EDGEGYM_ADMIN_API_KEYS / admin_api_keys)" });
+  const open = entries.tenant.length === 0 && entries.admin.length === 0;
+  // Bare keys are named by a SHA-256 prefix, which Web Crypto computes asynchronously: once, on first use.
+  let table: Promise<KeyTableEntry[]> | undefined;
   return async (c, next) => {
-    if (options.keys.length === 0) return next();
+    if (open) {
+      c.set("tenant", OPEN);
+      return next();
+    }
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(.+)$/i.exec(header);
     const token = match?.[1]?.trim();
     if (!token) {
       return errorResponse(c, new ApiError("unauthorized", "this server requires an API key: send `Authorization: Bearer <key>`", undefined, { "WWW-Authenticate": "Bearer" }));
     }
-    let ok = false;
-    for (const key of options.keys) ok = sameText(token, key) || ok;
-    if (!ok) return errorResponse(c, new ApiError("unauthorized", "API key not recognised", undefined, { "WWW-Authenticate": "Bearer" }));
+    table ??= buildKeyTable(entries);
+    // Every key is compared (no early exit), so timing does not say which entry matched.
+    let found: Tenant | undefined;
+    for (const entry of await table) if (sameText(token, entry.key)) found ??= entry.tenant;
+    if (!found) return errorResponse(c, new ApiError("unauthorized", "API key not recognised", undefined, { "WWW-Authenticate": "Bearer" }));
+    c.set("tenant", found);
     return next();
   };
 }

@@ -19,7 +19,8 @@ Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_API_KEYS (comma-separated
 EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
 EDGEGYM_REAP_INTERVAL_SECONDS; for evaluation jobs (POST /v1/evals): EDGEGYM_EVAL_BASE_URL,
 EDGEGYM_EVAL_API_KEY, EDGEGYM_EVAL_MODEL, EDGEGYM_EVAL_MAX_CONCURRENT_REQUESTS,
-EDGEGYM_EVAL_LEASE_SECONDS, EDGEGYM_EVAL_RETENTION_DAYS.
+EDGEGYM_EVAL_LEASE_SECONDS, EDGEGYM_EVAL_RETENTION_DAYS. Python sandbox: --allow-weak-python-sandbox
+(or EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX=1) serves python where bubblewrap cannot run (weak isolation).
 Flags win over variables.`;
 
 async function serveCommand(argv: string[]): Promise<void> {
@@ -32,6 +33,7 @@ async function serveCommand(argv: string[]): Promise<void> {
       env: { type: "string", multiple: true },
       config: { type: "string" },
       workers: { type: "string" },
+      "allow-weak-python-sandbox": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -45,6 +47,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   const host = values.host ?? process.env.HOST ?? "127.0.0.1";
   const dbPath = values.db ?? process.env.EDGEGYM_DB ?? ".edgegym/edgegym.db";
   const config = loadServerConfig(process.env, values.config);
+  if (values["allow-weak-python-sandbox"]) config.pythonAllowWeakSandbox = true;
   const extraEnvs = await loadEnvModules(values.env ?? []);
   const reapSeconds = process.env.EDGEGYM_REAP_INTERVAL_SECONDS ? Number(process.env.EDGEGYM_REAP_INTERVAL_SECONDS) : 60;
   const workersArg = values.workers ?? process.env.EDGEGYM_WORKERS ?? "1";
@@ -75,7 +78,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   const reaps = !cluster.isWorker || cluster.worker?.id === 1;
   const server = await startNodeServer({ port, host, dbPath, config, extraEnvs, reapIntervalMs: reaps ? reapSeconds * 1000 : 0 });
   console.log(`edgegym listening on ${server.url} (database: ${dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
-  if (config.apiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys.length} configured)`);
+  if (config.apiKeys?.length || config.adminApiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys?.length ?? 0} tenant, ${config.adminApiKeys?.length ?? 0} admin configured)`);
   const stop = (): void => {
     server.close().then(() => process.exit(0), () => process.exit(1));
   };

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { serverConfigFromVars } from "../config-vars.js";
+import { DEFAULT_CONFIG } from "../context.js";
 import { loadServerConfig } from "./config.js";
 
 describe("loadServerConfig", () => {
@@ -34,7 +35,77 @@ describe("loadServerConfig", () => {
     expect(serverConfigFromVars({}).evalRetentionDays).toBeUndefined();
   });
 
+  it("reads the eval job size cap from EDGEGYM_EVAL_MAX_ROLLOUTS or eval_max_rollouts; unset keeps the default of 100,000", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ eval_max_rollouts: 5000 }));
+    expect(loadServerConfig({}, file).evalMaxRollouts).toBe(5000);
+    expect(loadServerConfig({ EDGEGYM_EVAL_MAX_ROLLOUTS: "20" }, file).evalMaxRollouts).toBe(20);
+    expect(loadServerConfig({}).evalMaxRollouts).toBeUndefined();
+    expect(DEFAULT_CONFIG.evalMaxRollouts).toBe(100_000);
+    expect(() => loadServerConfig({ EDGEGYM_EVAL_MAX_ROLLOUTS: "-1" })).toThrow(/EDGEGYM_EVAL_MAX_ROLLOUTS must be a positive integer/);
+  });
+
+  it("opts in to a weak python sandbox only when told: python_allow_weak_sandbox or EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ python_allow_weak_sandbox: true }));
+    expect(loadServerConfig({}, file).pythonAllowWeakSandbox).toBe(true);
+    expect(loadServerConfig({ EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX: "0" }, file).pythonAllowWeakSandbox).toBe(false);
+    expect(loadServerConfig({ EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX: "1" }).pythonAllowWeakSandbox).toBe(true);
+    expect(loadServerConfig({}).pythonAllowWeakSandbox).toBeUndefined();
+    expect(() => loadServerConfig({ EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX: "yes" })).toThrow(/EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX must be/);
+  });
+
   it("is open (no keys) by default", () => {
     expect(loadServerConfig({})).toEqual({ apiKeys: [] });
+  });
+});
+
+describe("judges", () => {
+  const fileWith = (content: unknown): string => {
+    const file = join(mkdtempSync(join(tmpdir(), "edgegym-config-")), "edgegym.json");
+    writeFileSync(file, JSON.stringify(content));
+    return file;
+  };
+
+  it("builds the default judge from EDGEGYM_JUDGE_*, on Node and on a Worker", () => {
+    const vars = { EDGEGYM_JUDGE_BASE_URL: "http://judge.internal/v1", EDGEGYM_JUDGE_MODEL: "qwen, llama", EDGEGYM_JUDGE_API_KEY: "sk-j" };
+    const expected = { judges: [{ name: "default", baseURL: "http://judge.internal/v1", models: ["qwen", "llama"], apiKey: "sk-j" }], defaultJudge: "default" };
+    expect(loadServerConfig(vars).judges).toEqual(expected);
+    expect(serverConfigFromVars(vars).judges).toEqual(expected);
+    expect(loadServerConfig({}).judges).toBeUndefined();
+  });
+
+  it("reads named judges from the config file and EDGEGYM_JUDGES, keys from the variables they name", () => {
+    const file = fileWith({
+      judges: { gpt: { base_url: "https://api.openai.com/v1", models: ["gpt-4.1-mini", "gpt-4.1"], api_key_env: "OPENAI_API_KEY" } },
+      default_judge: "gpt",
+    });
+    const config = loadServerConfig({ OPENAI_API_KEY: "sk-o", EDGEGYM_JUDGES: JSON.stringify({ local: { base_url: "http://127.0.0.1:8000/v1", model: "qwen" } }) }, file);
+    expect(config.judges).toEqual({
+      judges: [
+        { name: "gpt", baseURL: "https://api.openai.com/v1", models: ["gpt-4.1-mini", "gpt-4.1"], apiKey: "sk-o" },
+        { name: "local", baseURL: "http://127.0.0.1:8000/v1", models: ["qwen"], apiKey: undefined },
+      ],
+      defaultJudge: "gpt",
+    });
+    const worker = serverConfigFromVars({ EDGEGYM_JUDGES: JSON.stringify({ gpt: { base_url: "https://api.openai.com/v1", model: "gpt-4.1-mini", api_key_env: "JUDGE_KEY" } }), JUDGE_KEY: "sk-w" } as never);
+    expect(worker.judges).toEqual({ judges: [{ name: "gpt", baseURL: "https://api.openai.com/v1", models: ["gpt-4.1-mini"], apiKey: "sk-w" }], defaultJudge: "gpt" });
+  });
+
+  it("says which judge setting is wrong", () => {
+    expect(() => loadServerConfig({ EDGEGYM_JUDGE_BASE_URL: "http://j/v1" })).toThrow(/set both EDGEGYM_JUDGE_BASE_URL and EDGEGYM_JUDGE_MODEL/);
+    expect(() => loadServerConfig({}, fileWith({ judges: { g: { base_url: "http://j/v1", model: "m", api_key_env: "NOPE" } } }))).toThrow(/judge "g": api_key_env names NOPE, which is not set/);
+    expect(() => loadServerConfig({}, fileWith({ judges: { g: { base_url: "http://j/v1", model: "m" } }, default_judge: "h" }))).toThrow(/default judge "h" .* not among the configured judges: g/);
+    expect(() => loadServerConfig({}, fileWith({ judges: { g: { base_url: "http://j/v1", model: "m", api_key: "sk-inline" } } }))).toThrow(/edgegym.json/);
+    expect(() => loadServerConfig({ EDGEGYM_JUDGES: "{" })).toThrow(/EDGEGYM_JUDGES must be a JSON object/);
+  });
+
+  it("reads the eval max_tokens cap from EDGEGYM_EVAL_MAX_TOKENS or eval_max_tokens", () => {
+    expect(loadServerConfig({}, fileWith({ eval_max_tokens: 512 })).evalMaxTokens).toBe(512);
+    expect(loadServerConfig({ EDGEGYM_EVAL_MAX_TOKENS: "256" }, fileWith({ eval_max_tokens: 512 })).evalMaxTokens).toBe(256);
+    expect(serverConfigFromVars({ EDGEGYM_EVAL_MAX_TOKENS: "128" }).evalMaxTokens).toBe(128);
+    expect(() => loadServerConfig({ EDGEGYM_EVAL_MAX_TOKENS: "lots" })).toThrow(/EDGEGYM_EVAL_MAX_TOKENS must be a positive integer/);
   });
 });

@@ -2,11 +2,15 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { parseApiKeys, positiveIntVar as positiveInt } from "../config-vars.js";
 import type { ServerConfig } from "../context.js";
+import { judgeCatalogFrom, JudgesConfig } from "../../envs/judges-config.js";
+import { QuotasFileSection, quotasFromSettings } from "../tenants/quota-config.js";
 
 /** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every field optional. */
 const ConfigFile = z
   .object({
     api_keys: z.array(z.string().min(1)).optional(),
+    admin_api_keys: z.array(z.string().min(1)).optional(),
+    quotas: QuotasFileSection.optional(),
     body_limit_bytes: z.number().int().positive().optional(),
     default_ttl_seconds: z.number().int().positive().optional(),
     max_ttl_seconds: z.number().int().positive().optional(),
@@ -15,6 +19,11 @@ const ConfigFile = z
     eval_model: z.string().min(1).optional(),
     eval_max_concurrent_requests: z.number().int().positive().optional(),
     eval_retention_days: z.number().int().positive().optional(),
+    eval_max_tokens: z.number().int().positive().optional(),
+    judges: JudgesConfig.optional(),
+    default_judge: z.string().min(1).optional(),
+    eval_max_rollouts: z.number().int().positive().optional(),
+    python_allow_weak_sandbox: z.boolean().optional(),
   })
   .strict();
 
@@ -50,5 +59,20 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   if (lease !== undefined) out.evalLeaseMs = lease * 1000;
   const retention = positiveInt("EDGEGYM_EVAL_RETENTION_DAYS", env.EDGEGYM_EVAL_RETENTION_DAYS) ?? file.eval_retention_days;
   if (retention !== undefined) out.evalRetentionDays = retention;
+  const evalMaxTokens = positiveInt("EDGEGYM_EVAL_MAX_TOKENS", env.EDGEGYM_EVAL_MAX_TOKENS) ?? file.eval_max_tokens;
+  if (evalMaxTokens !== undefined) out.evalMaxTokens = evalMaxTokens;
+  const judges = judgeCatalogFrom(env, { judges: file.judges, default_judge: file.default_judge });
+  if (judges.judges.length) out.judges = judges;
+  // Tenancy (src/server/tenants): admin keys from both sources, quotas variable-first.
+  const adminKeys = [...new Set([...parseApiKeys(env.EDGEGYM_ADMIN_API_KEYS), ...(file.admin_api_keys ?? [])])];
+  if (adminKeys.length) out.adminApiKeys = adminKeys;
+  const quotas = quotasFromSettings(env, file.quotas);
+  if (quotas) out.quotas = quotas;
+  const maxRollouts = positiveInt("EDGEGYM_EVAL_MAX_ROLLOUTS", env.EDGEGYM_EVAL_MAX_ROLLOUTS) ?? file.eval_max_rollouts;
+  if (maxRollouts !== undefined) out.evalMaxRollouts = maxRollouts;
+  const weak = env.EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX;
+  if (weak !== undefined && weak !== "" && !["1", "true", "0", "false"].includes(weak)) throw new Error(`EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX must be 1, true, 0 or false, got "${weak}"`);
+  const allowWeak = weak === "1" || weak === "true" ? true : weak === "0" || weak === "false" ? false : file.python_allow_weak_sandbox;
+  if (allowWeak !== undefined) out.pythonAllowWeakSandbox = allowWeak;
   return out;
 }

@@ -1,7 +1,7 @@
 import { serve, type ServerType } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
-import { nodeOnlyBuiltinEnvs, pythonSandbox } from "../../envs/builtin/node-only.js";
+import { createNodeOnlyEnvs } from "../../envs/builtin/node-only.js";
 import { createApp } from "../app.js";
 import type { ServerConfig } from "../context.js";
 import { openNodeDatabase } from "../db/node-sqlite.js";
@@ -26,7 +26,10 @@ export interface RunningServer {
 /** The Node runtime: better-sqlite3 + @hono/node-server + a timer that reaps expired episodes and old eval jobs. */
 export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
   const database = openNodeDatabase(options.dbPath);
-  const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnlyBuiltinEnvs, ...(options.extraEnvs ?? [])]);
+  const nodeOnly = createNodeOnlyEnvs({ allowWeakIsolation: options.config?.pythonAllowWeakSandbox ?? false });
+  const python = nodeOnly.sandbox.isolation();
+  console.log(`python sandbox: ${python.level} (${python.detail})${python.refusal ? "; python is refused: see GET /v1/envs/python" : ""}`);
+  const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? [])]);
   const { app, store, evals } = createApp({ db: database.db, registry, config: options.config ?? {} });
 
   const reap = async (): Promise<void> => {
@@ -64,9 +67,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
         evals.stop().finally(() =>
           server.close((err) => {
             database.close();
-            void pythonSandbox.close();
-            if (err) reject(err);
-            else resolve();
+            // Every interpreter process is killed before close resolves.
+            void nodeOnly.sandbox.close().finally(() => (err ? reject(err) : resolve()));
           }),
         );
       }),

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { EnvInfo, EnvList, ExamplePage, ExampleQuery } from "../../protocol/index.js";
+import { EnvInfo, EnvList, ExamplePage, ExampleQuery, MAX_TASK_INDEX } from "../../protocol/index.js";
 import { envInfo, loadTask, openingMessages } from "../../envs/index.js";
 import type { AppEnv } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
@@ -30,7 +30,7 @@ const listExamples = createRoute({
   path: "/v1/envs/{env_id}/examples",
   tags: ["environments"],
   summary: "Page through an environment's tasks",
-  description: "Rows of a split with the prompt as the model sees it. For a procedural split the index is the task's seed and any range is valid.",
+  description: "Rows of a split with the prompt as the model sees it. For a procedural split the index is the task's seed, from 0 to 2^32 − 1.",
   request: { params: EnvParams, query: ExampleQuery },
   responses: { 200: { description: "A page of tasks.", content: json(ExamplePage) }, ...errorResponses("env_not_found", "env_unavailable") },
 });
@@ -44,13 +44,15 @@ export function registerEnvRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeServ
     const env = service.env(c.req.valid("param").env_id);
     const { split, offset, limit } = c.req.valid("query");
     const total = env.dataset.size(split);
-    const end = total === null ? offset + limit : Math.min(total, offset + limit);
+    // Checked before the loop: the page is bounded by `limit` and by the last valid index,
+    // never by how far a client sets `offset`.
+    if (total !== null && offset > total) throw new ApiError("task_out_of_range", `offset ${offset} is past the ${total} rows of split "${split}"`);
+    const end = Math.min(total ?? MAX_TASK_INDEX + 1, offset + limit);
     const examples = [];
     for (let index = offset; index < end; index++) {
       const row = await loadTask(env, split, index);
       examples.push({ index, split, prompt: openingMessages(env, row), answer: row.answer ?? null, info: row.info ?? {} });
     }
-    if (total !== null && offset > total) throw new ApiError("task_out_of_range", `offset ${offset} is past the ${total} rows of split "${split}"`);
     return c.json({ examples, offset, limit, total }, 200);
   });
 }

@@ -25,7 +25,7 @@ const reset = createRoute({
   request: { params: EnvParams, headers: IdempotencyHeaders, body: { required: false, content: json(ResetRequest) } },
   responses: {
     201: { description: "The new episode (or, with a repeated Idempotency-Key, the one it made before).", content: json(ResetResponse) },
-    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "idempotency_key_reused", "malformed_json", "payload_too_large"),
+    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "idempotency_key_reused", "rate_limited", "malformed_json", "payload_too_large"),
   },
 });
 
@@ -39,7 +39,7 @@ const step = createRoute({
   request: { params: EpisodeParams, body: { required: true, content: json(StepRequest) } },
   responses: {
     200: { description: "The environment's reply.", content: json(StepResponse) },
-    ...errorResponses("episode_not_found", "turn_conflict", "episode_done", "episode_closed", "episode_expired", "malformed_json", "payload_too_large"),
+    ...errorResponses("episode_not_found", "turn_conflict", "episode_done", "episode_closed", "episode_expired", "rate_limited", "malformed_json", "payload_too_large"),
   },
 });
 
@@ -73,20 +73,20 @@ const scoreEpisode = createRoute({
 
 export function registerEpisodeRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeService): void {
   app.openapi(reset, async (c) => {
-    const { response, replayed } = await service.reset(c.req.valid("param").env_id, c.req.valid("json"), c.req.valid("header")["idempotency-key"]);
+    const { response, replayed } = await service.reset(c.get("tenant"), c.req.valid("param").env_id, c.req.valid("json"), c.req.valid("header")["idempotency-key"]);
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(response, 201);
   });
 
   app.openapi(step, async (c) => {
-    const body = await service.step(c.req.valid("param").episode_id, c.req.valid("json"));
+    const body = await service.step(c.get("tenant"), c.req.valid("param").episode_id, c.req.valid("json"), c.req.raw.signal);
     // The stored text itself, so a retried step gets exactly the bytes of the first reply.
     return c.body(body, 200, { "Content-Type": "application/json" }) as never;
   });
 
-  app.openapi(getEpisode, async (c) => c.json(await service.get(c.req.valid("param").episode_id), 200));
+  app.openapi(getEpisode, async (c) => c.json(await service.get(c.get("tenant"), c.req.valid("param").episode_id), 200));
 
-  app.openapi(closeEpisode, async (c) => c.json(await service.close(c.req.valid("param").episode_id), 200));
+  app.openapi(closeEpisode, async (c) => c.json(await service.close(c.get("tenant"), c.req.valid("param").episode_id), 200));
 
-  app.openapi(scoreEpisode, async (c) => c.json(await service.score(c.req.valid("param").episode_id), 200));
+  app.openapi(scoreEpisode, async (c) => c.json(await service.score(c.get("tenant"), c.req.valid("param").episode_id), 200));
 }

@@ -407,3 +407,41 @@ describe("eval retention (EDGEGYM_EVAL_RETENTION_DAYS)", () => {
     expect(await stored(database, id)).toEqual({ jobs: 1, rollouts: 1 });
   });
 });
+
+describe("eval job size (eval_max_rollouts)", () => {
+  it("refuses the 10^12-rollout job with 422 eval_too_large and stores nothing", async () => {
+    const m = await model(reverseLastUser);
+    const { call, database } = server({ config: { evalBaseUrl: m.baseUrl } });
+    const res = await call("POST", "/v1/evals", { env_id: "math", model: "m", num_examples: 1_000_000_000, rollouts_per_example: 1024 });
+    expect([res.status, res.json.error.code]).toEqual([422, "eval_too_large"]);
+    expect(res.json.error.details).toMatchObject({ limit: 100_000 });
+    const [jobs] = await database.db.select({ n: count() }).from(evalJobs);
+    expect(jobs?.n).toBe(0);
+  });
+
+  it("the cap is the server's setting: at the limit is accepted, one past it is refused", async () => {
+    const m = await model(reverseLastUser);
+    const { call, waitFor } = server({ config: { evalBaseUrl: m.baseUrl, evalMaxRollouts: 4 } });
+    const over = await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 5, rollouts_per_example: 1 });
+    expect([over.status, over.json.error.code]).toEqual([422, "eval_too_large"]);
+    const fits = await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 2, rollouts_per_example: 2 });
+    expect(fits.status).toBe(201);
+    await waitFor(fits.json.eval_id, (j) => j.status === "completed");
+  });
+
+  it("a job stored past the cap by an older server fails on resume instead of building its plan", async () => {
+    const m = await model(reverseLastUser);
+    const now = Date.now();
+    const { call, waitFor, database, evals } = server({ config: { evalBaseUrl: m.baseUrl }, start: false, clock: () => now });
+    const request = EvalRequest.parse({ env_id: "math", model: "m", num_examples: 1_000_000_000, rollouts_per_example: 1024, split: "train" });
+    await database.db.insert(evalJobs).values({
+      ...jobRow("ev_giant", now - 60_000),
+      envId: "math", request, split: "train", numExamples: 1_000_000_000, totalRollouts: 1_024_000_000_000, leaseExpiresAt: now - 1,
+    });
+    expect((await call("GET", "/v1/evals/ev_giant")).json.status).toBe("running");
+    evals.start(200);
+    const job = await waitFor("ev_giant", (j) => j.status === "failed");
+    expect(job.error).toMatch(/past this server's limit of 100000 per job/);
+    expect(m.requests.length).toBe(0);
+  });
+});

@@ -3,6 +3,7 @@ import { streamSSE } from "hono/streaming";
 import { EvalDeleteResponse, EvalId, EvalJob, EvalJobList, EvalListQuery, EvalProgressEvent, EvalRequest, EvalResultsQuery, EvalRollout, EvalStreamEvent } from "../../protocol/index.js";
 import type { AppEnv } from "../context.js";
 import { isTerminal, type EvalService } from "../evals/eval-service.js";
+import { quotaExceeded } from "../tenants/quotas.js";
 import { errorResponses, json } from "./responses.js";
 
 const EvalParams = z.object({ eval_id: EvalId });
@@ -17,7 +18,7 @@ const createEval = createRoute({
   request: { body: { required: true, content: json(EvalRequest) } },
   responses: {
     201: { description: "The job, queued or already running.", content: json(EvalJob) },
-    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "rate_limited", "service_unavailable", "malformed_json", "payload_too_large"),
+    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "eval_too_large", "rate_limited", "service_unavailable", "malformed_json", "payload_too_large"),
   },
 });
 
@@ -26,6 +27,7 @@ const listEvals = createRoute({
   path: "/v1/evals",
   tags: ["evals"],
   summary: "List evaluation jobs, newest first",
+  description: "Only the jobs made with this API key's tenant; an admin key (EDGEGYM_ADMIN_API_KEYS) sees every tenant's.",
   request: { query: EvalListQuery },
   responses: { 200: { description: "Jobs.", content: json(EvalJobList) }, ...errorResponses() },
 });
@@ -70,11 +72,11 @@ const evalEvents = createRoute({
   tags: ["evals"],
   summary: "Progress as server-sent events",
   description:
-    "Each event is an EvalStreamEvent: a `progress` event (data: EvalProgressEvent) now and whenever a rollout is stored, then one `done` event (data: the whole EvalJob) when the job ends, after which the stream closes. A `: keep-alive` comment comes every 15 s of silence.",
+    "Each event is an EvalStreamEvent: a `progress` event (data: EvalProgressEvent) now and whenever a rollout is stored, then one `done` event (data: the whole EvalJob) when the job ends, after which the stream closes. A `: keep-alive` comment comes every 15 s of silence. Each API key's tenant may hold a limited number of streams open at once (429 `rate_limited` past it).",
   request: { params: EvalParams },
   responses: {
     200: { description: "An event stream.", content: { "text/event-stream": { schema: EvalStreamEvent } } },
-    ...errorResponses("eval_not_found"),
+    ...errorResponses("eval_not_found", "rate_limited"),
   },
 });
 
@@ -102,22 +104,33 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalServic
   // protocol (zod only) is not, so the schema, already named by its meta id, goes in as a
   // definition of its own.
   (app.openAPIRegistry as unknown as { _definitions: { type: "schema"; schema: unknown }[] })._definitions.push({ type: "schema", schema: EvalProgressEvent });
-  app.openapi(createEval, async (c) => c.json(await service.create(c.req.valid("json")), 201));
+  app.openapi(createEval, async (c) => c.json(await service.create(c.get("tenant"), c.req.valid("json")), 201));
 
   app.openapi(listEvals, async (c) => {
     const { status, limit } = c.req.valid("query");
-    return c.json({ evals: await service.list({ status, limit }) }, 200);
+    return c.json({ evals: await service.list(c.get("tenant"), { status, limit }) }, 200);
   });
 
-  app.openapi(getEval, async (c) => c.json(await service.get(c.req.valid("param").eval_id), 200));
+  app.openapi(getEval, async (c) => c.json(await service.get(c.get("tenant"), c.req.valid("param").eval_id), 200));
 
-  app.openapi(cancelEval, async (c) => c.json(await service.cancel(c.req.valid("param").eval_id), 200));
+  app.openapi(cancelEval, async (c) => c.json(await service.cancel(c.get("tenant"), c.req.valid("param").eval_id), 200));
 
-  app.openapi(deleteEval, async (c) => c.json(await service.delete(c.req.valid("param").eval_id), 200));
+  app.openapi(deleteEval, async (c) => c.json(await service.delete(c.get("tenant"), c.req.valid("param").eval_id), 200));
 
   app.openapi(evalEvents, async (c) => {
     const id = c.req.valid("param").eval_id;
-    await service.exists(id);
+    const viewer = c.get("tenant");
+    await service.exists(viewer, id);
+    const streams = service.streams;
+    if (!streams.tryAcquire(viewer.name)) {
+      throw quotaExceeded("event_streams", streams.limit ?? 0, streams.inUse(viewer.name), 5, "close a stream first, or poll GET /v1/evals/{id}");
+    }
+    // Released once the stream ends, however it ends (done, client gone, error).
+    let released = false;
+    const release = () => {
+      if (!released) streams.release(viewer.name);
+      released = true;
+    };
     return streamSSE(c, async (stream) => {
       let wake: (() => void) | null = null;
       let aborted = false;
@@ -131,7 +144,7 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalServic
       let n = 0;
       try {
         while (!aborted) {
-          const job = await service.get(id);
+          const job = await service.get(viewer, id);
           const data = JSON.stringify({ eval_id: job.eval_id, status: job.status, progress: job.progress } satisfies EvalProgressEvent);
           if (data !== last) {
             await stream.writeSSE({ event: "progress", data, id: String(++n) });
@@ -159,21 +172,28 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalServic
         }
       } finally {
         unsubscribe();
+        release();
       }
+    }, async (err, stream) => {
+      // streamSSE's own error path: the callback above threw (its finally already released).
+      console.error(`[${c.get("requestId")}] event stream for ${id} failed:`, err);
+      release();
+      await stream.close();
     }) as never;
   });
 
   app.openapi(evalResults, async (c) => {
     const id = c.req.valid("param").eval_id;
     const { offset, limit } = c.req.valid("query");
-    await service.exists(id);
+    const viewer = c.get("tenant");
+    await service.exists(viewer, id);
     const end = limit === undefined ? Infinity : offset + limit;
     let at = offset;
     const encoder = new TextEncoder();
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
         const take = Math.min(PAGE, end - at);
-        const rows = take > 0 ? await service.results(id, at, take) : [];
+        const rows = take > 0 ? await service.results(viewer, id, at, take) : [];
         at += rows.length;
         if (rows.length) controller.enqueue(encoder.encode(rows.map((r) => `${JSON.stringify(r)}\n`).join("")));
         if (rows.length < take || at >= end || take <= 0) controller.close();

@@ -67,3 +67,40 @@ describe("POST /v1/envs/{id}/score with group rewards", () => {
     expect(res.json.rubric).toContainEqual({ name: "majority", weight: 0.5, group: true });
   });
 });
+
+describe("POST /v1/envs/{env_id}/score with abusive input", () => {
+  const open: ReturnType<typeof inProcessApp>[] = [];
+  afterEach(() => {
+    while (open.length) open.pop()?.close();
+  });
+  const setup = () => {
+    const app = inProcessApp();
+    open.push(app);
+    return app;
+  };
+  it("30k-character reverse-text completion and answer: 200, lcs_ratio 0 with the reason (the bounded path, not a 13 s DP)", async () => {
+    const { call } = setup();
+    const big = "ab".repeat(15_000);
+    const res = await call("POST", "/v1/envs/reverse-text/score", { items: [{ prompt: big, completion: `<answer>${big}</answer>`, answer: big }] });
+    expect(res.status).toBe(200);
+    expect(res.json.results[0].score.components[0]).toMatchObject({ name: "lcs_ratio", score: 0, error: expect.stringMatching(/AnswerTooLongError: answer is 30000 characters/) });
+  });
+
+  it("1,600-element math set against itself reversed: 200, correct 0 with the reason", async () => {
+    const { call } = setup();
+    const items = Array.from({ length: 1600 }, (_, i) => `${i}`);
+    const res = await call("POST", "/v1/envs/math/score", { items: [{ prompt: "p", completion: `<answer>{${items.join(",")}}</answer>`, answer: `{${items.reverse().join(",")}}` }] });
+    expect(res.status).toBe(200);
+    expect(res.json.results[0].score.components[0]).toMatchObject({ name: "correct", score: 0, error: expect.stringMatching(/AnswerTooLongError/) });
+  });
+
+  it("a batch of 1,024 items in groups and alone is scored, each result in its place", async () => {
+    const { call } = setup();
+    const items = Array.from({ length: 1024 }, (_, i) => ({ prompt: "p", completion: `<answer>${i % 7}</answer>`, answer: String(i % 7), ...(i % 2 ? { group: `g${i % 5}` } : {}) }));
+    const res = await call("POST", "/v1/envs/math/score", { items });
+    expect(res.status).toBe(200);
+    expect(res.json.results.map((r: { index: number }) => r.index)).toEqual(items.map((_, i) => i));
+    expect(res.json.results.every((r: { score: { reward: number } }) => r.score.reward > 1)).toBe(true);
+    expect(res.json.groups.map((g: { size: number }) => g.size).reduce((a: number, b: number) => a + b, 0)).toBe(512);
+  });
+});

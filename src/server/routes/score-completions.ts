@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { ScoreCompletionsRequest, ScoreCompletionsResponse } from "../../protocol/index.js";
 import { groupAdvantages, parseArgs, scoreCompletion, scoreCompletionGroup, type Score } from "../../envs/index.js";
+import { startInTurns } from "../../envs/turns.js";
 import type { AppEnv } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { errorResponses, json } from "./responses.js";
@@ -31,16 +32,17 @@ export function registerScoreCompletionsRoute(app: OpenAPIHono<AppEnv>, service:
       if (item.group !== undefined) groups.set(item.group, [...(groups.get(item.group) ?? []), i]);
     });
     // Items of one group are scored together so the rubric's group rewards see them all.
+    // Groups and lone items start in turns: up to 1,024 items never hold the event loop at once.
     const scores = new Array<Score>(body.items.length);
-    await Promise.all([
-      ...[...groups.values()].map(async (members) => {
+    const units: number[][] = [...groups.values(), ...body.items.flatMap((item, i) => (item.group === undefined ? [[i]] : []))];
+    await startInTurns(units, async (members) => {
+      const first = body.items[members[0] as number] as (typeof body.items)[number];
+      if (first.group === undefined) scores[members[0] as number] = await scoreCompletion(env, first, body.args);
+      else {
         const scored = await scoreCompletionGroup(env, members.map((i) => body.items[i] as (typeof body.items)[number]), body.args);
         members.forEach((i, k) => (scores[i] = scored[k] as Score));
-      }),
-      ...body.items.map(async (item, i) => {
-        if (item.group === undefined) scores[i] = await scoreCompletion(env, item, body.args);
-      }),
-    ]);
+      }
+    });
     const advantage = new Array<number | null>(scores.length).fill(null);
     const stats = [...groups].map(([group, members]) => {
       const { mean, std, advantages } = groupAdvantages(members.map((i) => (scores[i] as (typeof scores)[number]).reward), { scale: body.scale_advantages });

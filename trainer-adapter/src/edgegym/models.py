@@ -44,6 +44,7 @@ ErrorCode = Literal[
     "unsupported_media_type",
     "invalid_env_args",
     "task_out_of_range",
+    "eval_too_large",
     "invalid_message",
     "env_unavailable",
     "rate_limited",
@@ -158,6 +159,8 @@ class EnvInfo(_Response):
     args_schema: dict[str, Any]
     tools: list[ToolDefinition]
     max_turns: int
+    # Calls past it in one assistant message get an error tool message and are not run.
+    max_tool_calls_per_message: int = 16
     splits: SplitSizes
     rubric: list[RubricComponentInfo]
     system_prompt: str | None

@@ -10,6 +10,14 @@ import type { Environment } from "../../types.js";
 import type { PythonResult, PythonRunner } from "./runner.js";
 import { normaliseInteger, pythonTask } from "./tasks.js";
 
+/**
+ * Bounds on one episode's session. Every call replays the earlier cells, so without them a
+ * long session costs quadratic time and its stored state grows without limit.
+ */
+export const MAX_CELLS = 64;
+export const MAX_CELL_CHARS = 20_000;
+export const MAX_SESSION_CHARS = 200_000;
+
 const Args = z
   .object({
     timeout_ms: z.number().int().min(100).max(60_000).default(10_000).meta({ description: "Time limit of one python call (ms)." }),
@@ -35,7 +43,7 @@ type State = z.infer<typeof State>;
 
 const Params = z
   .object({
-    code: z.string().min(1).meta({ description: "Python code to run. Variables, functions and imports persist across calls. Print what you want to see; a final expression's value is shown." }),
+    code: z.string().min(1).max(MAX_CELL_CHARS).meta({ description: "Python code to run. Variables, functions and imports persist across calls. Print what you want to see; a final expression's value is shown." }),
     cells: z.array(z.string()),
     seed: z.number(),
     timeoutMs: z.number(),
@@ -59,13 +67,19 @@ function describe(result: PythonResult, timeoutMs: number, outputCap: number): s
 function pythonTool(runner: PythonRunner) {
   return defineTool<State, typeof Params>({
     name: "python",
-    description: "Runs Python 3 (standard library only, no network or files outside a scratch folder) in this conversation's session.",
+    description:
+      "Runs Python 3 (Pyodide, standard library only) in this conversation's session: no network, no files kept between calls, " +
+      "time, memory and output limits; earlier calls are re-run before each call to restore the variables.",
     parameters: Params,
     hiddenArgs: { cells: (s) => s.cells, seed: (s) => s.seed, timeoutMs: (s) => s.timeoutMs, outputCap: (s) => s.outputCap },
     // The runner enforces the real limits; this outer one only guards against a stuck runner
     // (interpreter start-up and the replay budget included).
     timeoutMs: 180_000,
     run: async ({ code, cells, seed, timeoutMs, outputCap }, { signal }) => {
+      const used = cells.reduce((n, c) => n + c.length, 0);
+      if (cells.length >= MAX_CELLS || used + code.length > MAX_SESSION_CHARS) {
+        return `Error: this session is full (${cells.length} cells, ${used} characters; at most ${MAX_CELLS} cells and ${MAX_SESSION_CHARS} characters). Nothing was run.`;
+      }
       const result = await runner.run({ replay: cells, code, seed, timeoutMs, outputCap }, signal);
       // Code that finished (even by raising) is part of the session; code that was stopped is not.
       if (result.status === "ok" || result.status === "error") cells.push(code);
@@ -78,10 +92,10 @@ const parser = new XmlParser({ fields: ["think", "answer"], optional: ["think"] 
 
 /**
  * A tool environment: number problems solved with a Python interpreter. Node only (the
- * interpreter is Pyodide in a worker thread); `runner` is where the code runs.
+ * interpreter is Pyodide in a sandboxed process); `runner` is where the code runs.
  */
 export function createPythonEnv(runner: PythonRunner): Environment<Args, State> {
-  return toolEnv<Args, State>({
+  const env = toolEnv<Args, State>({
     id: "python",
     version: "1.0.0",
     description:
@@ -107,6 +121,7 @@ export function createPythonEnv(runner: PythonRunner): Environment<Args, State> 
       formatReward({ weight: 0.2, finalOnly: true }),
     ]), toolUsageRubric<State>()),
   });
+  return runner.isolation ? Object.assign(env, { isolation: () => runner.isolation?.() ?? { level: "unknown", detail: "" } }) : env;
 }
 
 /** Where no Python can run (the Worker build): registering this makes a reset answer env_unavailable. */

@@ -1,11 +1,12 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { inProcessApp } from "../../../../test/support/in-process.js";
 import { createRng } from "../../rng.js";
-import { createPythonEnv, pythonEnvDeclaration } from "./index.js";
+import { createPythonEnv, MAX_CELLS, pythonEnvDeclaration } from "./index.js";
 import { PyodideSandbox } from "./sandbox.node.js";
 import { normaliseInteger, pythonTask } from "./tasks.js";
 
-const sandbox = new PyodideSandbox();
+// Weak isolation allowed so the environment tests also run where bubblewrap is missing; the refusal has its own test.
+const sandbox = new PyodideSandbox({ allowWeakIsolation: true });
 const pythonEnv = createPythonEnv(sandbox);
 afterAll(() => sandbox.close());
 
@@ -77,6 +78,53 @@ describe("python environment", () => {
       app.close();
     }
   }, 90_000);
+
+  it("reports its isolation in /health and GET /v1/envs/python", async () => {
+    const app = inProcessApp({ envs: [pythonEnv] });
+    try {
+      const level = sandbox.isolation().level;
+      const health = await app.call("GET", "/health");
+      expect(health.json.isolation.python).toMatchObject({ level, served: true });
+      const info = await app.call("GET", "/v1/envs/python");
+      expect(info.json.isolation).toMatchObject({ level, served: true });
+    } finally {
+      app.close();
+    }
+  });
+
+  it("refuses python at weak isolation unless the operator opts in, saying why and how", async () => {
+    const weak = new PyodideSandbox({ forbidNamespaces: true });
+    const app = inProcessApp({ envs: [createPythonEnv(weak)] });
+    try {
+      const reset = await app.call("POST", "/v1/envs/python/episodes", {});
+      expect(reset.status).toBe(422);
+      expect(reset.json.error.code).toBe("env_unavailable");
+      expect(reset.json.error.message).toContain("only weak isolation");
+      expect(reset.json.error.message).toContain("--allow-weak-python-sandbox");
+      expect(reset.json.error.message).toContain("python_allow_weak_sandbox");
+      expect(reset.json.error.message).toContain("EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX");
+      expect((await app.call("GET", "/health")).json.isolation.python).toMatchObject({ level: "process", served: false });
+      expect((await weak.run({ replay: [], code: "1", seed: 1, timeoutMs: 1_000, outputCap: 100 })).status).toBe("crashed");
+    } finally {
+      app.close();
+    }
+    const optedIn = inProcessApp({ envs: [createPythonEnv(new PyodideSandbox({ forbidNamespaces: true, allowWeakIsolation: true }))] });
+    try {
+      expect((await optedIn.call("POST", "/v1/envs/python/episodes", {})).status).toBe(201);
+      expect((await optedIn.call("GET", "/v1/envs/python")).json.isolation).toMatchObject({ level: "process", served: true });
+    } finally {
+      optedIn.close();
+    }
+  });
+
+  it("caps the cells of a session, so replay cannot grow without limit", async () => {
+    const [tool] = pythonEnv.tools;
+    const cells = Array.from({ length: MAX_CELLS }, () => "x = 1");
+    const state = { cells, seed: 1, timeoutMs: 1_000, outputCap: 100 };
+    const out = await tool?.run({ code: "x", ...state }, { state, signal: new AbortController().signal });
+    expect(String(out)).toMatch(/^Error: this session is full/);
+    expect(cells).toHaveLength(MAX_CELLS);
+  });
 
   it("is declared unavailable on the Worker runtime", async () => {
     const app = inProcessApp({ envs: [pythonEnvDeclaration], runtime: "worker" });

@@ -21,7 +21,17 @@ export interface PythonResult {
   phase?: "replay" | "code";
 }
 
+/** The sandbox a runner gives: reported by /health and GET /v1/envs/python. */
+export interface PythonIsolation {
+  level: string;
+  detail: string;
+  /** Set when the runner will not run jobs at this level: resets answer env_unavailable with this text. */
+  refusal?: string;
+}
+
 /** Runs Python for the `python` environment. The Node build supplies a Pyodide sandbox. */
 export interface PythonRunner {
+  /** Stops the job (and kills its interpreter) when `signal` aborts. */
   run(job: PythonJob, signal?: AbortSignal): Promise<PythonResult>;
+  isolation?(): PythonIsolation;
 }

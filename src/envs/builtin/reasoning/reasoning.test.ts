@@ -35,6 +35,12 @@ describe("reasoning verifiers", () => {
     expect(parseCountdownExpression("(50 - 7) * 6 / 3").value.toString()).toBe("86");
   });
 
+  it("countdown refuses a 30,000-factor product unread (its exact evaluation took 365 ms)", () => {
+    const task = { answer: "9 * 7 + 2", data: { numbers: [9, 2, 7], target: 65 } };
+    expect(() => countdown.verify("99999999*".repeat(30_000) + "1", task)).toThrow(/AnswerTooLong|past this environment's limit of 500/);
+    expect(countdown.verify(`${" ".repeat(480)}9 * 7 + 2`, task)).toBe(1);
+  });
+
   it("sorting, letter counts, strings and arithmetic chains check exactly", () => {
     const sorted = { answer: "62, 71, 74, 87, 89", data: { kind: "numbers", sorted: ["62", "71", "74", "87", "89"] } };
     expect([

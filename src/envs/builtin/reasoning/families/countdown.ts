@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Rng } from "../../../rng.js";
+import { textWithin } from "../../../answer-limits.js";
 import { parseCountdownExpression } from "./countdown-expr.js";
 import type { Level, ReasoningFamily } from "./types.js";
 
@@ -27,6 +28,13 @@ function build(rng: Rng, numbers: number[]): Built | null {
   }
   return items[0] ?? null;
 }
+
+/**
+ * Longest countdown answer read. A solution uses at most six small numbers, so a real
+ * one is a few dozen characters; exact evaluation of a long product grows its BigInt
+ * with every factor (30,000 factors took 365 ms), so past this it scores 0 unread.
+ */
+export const COUNTDOWN_MAX_CHARS = 500;
 
 const Data = z.object({ numbers: z.array(z.number().int()), target: z.number().int() });
 
@@ -56,7 +64,7 @@ export const countdown: ReasoningFamily = {
   },
   verify(candidate, task) {
     const { numbers, target } = Data.parse(task.data);
-    const text = candidate.replace(/=\s*-?\d+\s*$/, "").trim();
+    const text = textWithin(candidate, COUNTDOWN_MAX_CHARS, "answer").replace(/=\s*-?\d+\s*$/, "").trim();
     let parsed;
     try {
       parsed = parseCountdownExpression(text);

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { scoreCompletion } from "../engine.js";
+import { math } from "../builtin/math/index.js";
+import { AnswerTooLongError } from "../answer-limits.js";
+import { checkEquivalence, MATH_ANSWER_MAX_CHARS, MATH_MAX_ITEMS, mathEqual } from "./equivalence.js";
+import { scalarEqual } from "./scalar.js";
+
+/** `n` distinct rationals written two ways, so no element is textually equal to its partner. */
+const fractions = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}/${i + 2}`);
+const doubled = (n: number) => Array.from({ length: n }, (_, i) => `${2 * (i + 1)}/${2 * (i + 2)}`);
+
+describe("math answers are bounded", () => {
+  it("refuses the 1,600-element set against itself reversed (23 s before) as too long", () => {
+    const items = Array.from({ length: 1600 }, (_, i) => `x^2+${i}`);
+    const answer = `{${items.join(",")}}`;
+    const gold = `{${items.reverse().join(",")}}`;
+    expect(answer.length).toBeLessThan(20_000);
+    expect(() => mathEqual(answer, gold)).toThrow(AnswerTooLongError);
+  });
+
+  it("scores that answer 0 on `correct` with the reason, in the math environment", async () => {
+    const items = Array.from({ length: 1600 }, (_, i) => `${i}`);
+    const long = await scoreCompletion(math, { prompt: "p", completion: `<answer>{${items.join(",")}}</answer>`, answer: `{${items.reverse().join(",")}}` });
+    expect(long.components[0]).toMatchObject({ name: "correct", score: 0, error: expect.stringMatching(/^AnswerTooLongError: answer is 6891 characters, past this environment's limit of 2000/) });
+    const many = Array.from({ length: 100 }, (_, i) => `${i}`);
+    const score = await scoreCompletion(math, { prompt: "p", completion: `<answer>{${many.join(",")}}</answer>`, answer: `{${many.reverse().join(",")}}` });
+    expect(score.components[0]).toMatchObject({ name: "correct", score: 0, error: expect.stringMatching(/^AnswerTooLongError: answer is 100 elements, past this environment's limit of 32/) });
+    expect(score.components[1]).toMatchObject({ name: "format", score: 1 });
+  });
+
+  it("refuses an answer past MATH_ANSWER_MAX_CHARS, a reference too", () => {
+    expect(() => mathEqual("1".repeat(MATH_ANSWER_MAX_CHARS + 1), "1")).toThrow(/past this environment's limit of 2000/);
+    expect(() => mathEqual("1", "1".repeat(MATH_ANSWER_MAX_CHARS + 1))).toThrow(/reference answer/);
+  });
+
+  it("at the element cap still matches sets unordered, textually equal or not", () => {
+    const n = MATH_MAX_ITEMS;
+    expect(mathEqual(`{${fractions(n).join(",")}}`, `{${doubled(n).reverse().join(",")}}`)).toBe(true);
+    expect(mathEqual(`{${fractions(n).join(", ")}}`, `{${fractions(n).reverse().join(",")}}`)).toBe(true);
+    const off = fractions(n);
+    off[0] = "7/3";
+    expect(mathEqual(`{${off.join(",")}}`, `{${fractions(n).reverse().join(",")}}`)).toBe(false);
+    expect(() => mathEqual(`{${fractions(n + 1).join(",")}}`, "1")).toThrow(AnswerTooLongError);
+  });
+
+  it("textual pre-matching keeps multiset counts: {1,1,2} is not {1,2,2}", () => {
+    expect(mathEqual("{1,1,2}", "{2,1,1}")).toBe(true);
+    expect(mathEqual("{1,1,2}", "{1,2,2}")).toBe(false);
+  });
+
+  it("does not build a 2·10^8-bit power exactly: ((10^400)^400)^400 compares in floating point", () => {
+    expect(scalarEqual("((10^400)^400)^400", "1")).toEqual({ equal: false, method: "numeric" });
+    // Small exact powers still compare exactly.
+    expect(checkEquivalence("(2^10)^3", "1073741824").method).toBe("exact");
+  });
+
+  it("huge exponents and factorials evaluate to a bounded result", () => {
+    expect(scalarEqual("1000000!", "1").equal).toBe(false);
+    expect(scalarEqual("10^10^10", "1").equal).toBe(false);
+    expect(scalarEqual("(9^9)^9^9", "1").equal).toBe(false);
+  });
+});
