@@ -13,6 +13,7 @@ describe("npm run deploy's API key check", () => {
     expect(deployKeysDecision({ public: false, vars: {}, secrets: { names: ["EDGEGYM_API_KEYS"] } }).deploy).toBe(true);
     expect(deployKeysDecision({ public: false, vars: { EDGEGYM_API_KEYS: "a,b" }, secrets: { error: "not logged in" } }).deploy).toBe(true);
     expect(deployKeysDecision({ public: true, vars: {}, secrets: { names: [] } }).deploy).toBe(true);
+    expect(deployKeysDecision({ public: false, vars: {}, secrets: { names: ["EDGEGYM_ADMIN_API_KEYS"] } }).deploy).toBe(true);
     const none = deployKeysDecision({ public: false, vars: { EDGEGYM_API_KEYS: " , " }, secrets: { names: ["OTHER"] } });
     expect(none).toMatchObject({ deploy: false, reason: expect.stringMatching(/wrangler secret put EDGEGYM_API_KEYS.*--public/) });
     const unknown = deployKeysDecision({ public: false, vars: {}, secrets: { error: "You are not authenticated." } });

@@ -42,6 +42,9 @@ describe("openapi/openapi.json", () => {
     const { inProcessApp } = await import("./support/in-process.js");
     const open = inProcessApp();
     const keyed = inProcessApp({ config: { apiKeys: ["k"] } });
+    const adminOnly = inProcessApp({ config: { adminApiKeys: ["admin"] } });
+    expect((await adminOnly.call("GET", "/openapi.json")).json.security).toEqual([{ bearerAuth: [] }]);
+    adminOnly.close();
     const openDoc = (await open.call("GET", "/openapi.json")).json;
     const keyedDoc = (await keyed.call("GET", "/openapi.json")).json;
     expect(openDoc.security).toEqual([]);

@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerEpisodeRoutes(app, service);
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);
-  registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 });
+  registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 || config.adminApiKeys.length > 0 });
 
   const allowedMethods = allowedMethodsLookup(app.routes);
   app.notFound((c) => {
