@@ -151,6 +151,15 @@ class SplitSizes(_Response):
     eval: int | None
 
 
+class Isolation(_Response):
+    """How an environment that runs client-supplied code (python) is sandboxed on this server."""
+
+    level: str
+    detail: str
+    # False: the server refuses to run the environment at this level (resets get env_unavailable).
+    served: bool
+
+
 class EnvInfo(_Response):
     id: str
     version: str
@@ -165,6 +174,7 @@ class EnvInfo(_Response):
     rubric: list[RubricComponentInfo]
     system_prompt: str | None
     answer_format: str | None
+    isolation: Isolation | None = None
 
 
 class EnvList(_Response):
@@ -551,6 +561,8 @@ class Health(_Response):
     status: Literal["ok"]
     version: str
     runtime: str
+    # Per environment that runs client-supplied code (python): the sandbox in force.
+    isolation: dict[str, Isolation] | None = None
 
 
 class ErrorDetail(_Response):
@@ -567,6 +579,7 @@ class ErrorBody(_Response):
 #: The OpenAPI component each model stands for (the schema-match test reads this).
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "Health": Health,
+    "Isolation": Isolation,
     "EnvList": EnvList,
     "EnvInfo": EnvInfo,
     "ToolDefinition": ToolDefinition,
