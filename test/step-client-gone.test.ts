@@ -2,27 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineRubric, defineTool, rowsDataset, toolEnv } from "../src/envs/index.js";
 import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
+import { hangingTool } from "./support/hanging-tool.js";
 
-/** A tool that runs until its signal aborts, and says when it started and when it was stopped. */
-const events: string[] = [];
-let started: (() => void) | undefined;
-const hang = defineTool<unknown, z.ZodObject>({
-  name: "hang",
-  description: "Runs until stopped.",
-  parameters: z.object({}).strict(),
-  timeoutMs: 60_000,
-  run: (_args, { signal }) =>
-    new Promise<string>((resolve, reject) => {
-      events.push("started");
-      started?.();
-      const timer = setTimeout(() => resolve("finished"), 30_000);
-      signal.addEventListener("abort", () => {
-        clearTimeout(timer);
-        events.push("aborted");
-        reject(new Error("stopped"));
-      });
-    }),
-});
+const { tool: hang, events, started } = hangingTool();
 const quick = defineTool<unknown, z.ZodObject>({ name: "quick", description: "Answers at once.", parameters: z.object({}).strict(), run: () => "done" });
 const hangs = toolEnv({ id: "hangs", version: "1", description: "d", dataset: rowsDataset({ train: [{ prompt: "go" }] }), tools: [hang, quick], rubric: defineRubric([]) });
 
@@ -40,14 +22,13 @@ describe("a step whose client goes away (real HTTP)", () => {
     const { episode_id: id } = (await reset.json()) as { episode_id: string };
 
     const client = new AbortController();
-    const running = new Promise<void>((r) => (started = r));
     const step = fetch(`${server.url}/v1/episodes/${id}/step`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ turn: 0, message: message("hang") }),
       signal: client.signal,
     }).catch((err: unknown) => err);
-    await running;
+    await started;
     client.abort();
     expect(await step).toBeInstanceOf(Error);
     for (let i = 0; i < 100 && !events.includes("aborted"); i++) await new Promise((r) => setTimeout(r, 20));

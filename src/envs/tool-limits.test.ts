@@ -5,6 +5,7 @@ import { rowsDataset } from "./dataset.js";
 import { toolEnv } from "./define.js";
 import { startEpisode, stepEpisode } from "./engine.js";
 import { defineRubric } from "./rubric.js";
+import { hangingTool } from "../../test/support/hanging-tool.js";
 import { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE, defineTool, executeToolCalls } from "./tools.js";
 
 const calls = (n: number): ToolCall[] =>
@@ -56,31 +57,15 @@ describe("tool calls per message", () => {
 
 describe("a step whose client went away", () => {
   it("aborts the running tool and fails with the abort reason, storing nothing", async () => {
-    let sawAbort = false;
-    let started!: () => void;
-    const running = new Promise<void>((r) => (started = r));
-    const hang = defineTool<unknown, z.ZodObject>({
-      name: "hang",
-      description: "Runs until stopped.",
-      parameters: z.object({}).strict(),
-      timeoutMs: 60_000,
-      run: (_args, { signal }) =>
-        new Promise<string>((_, reject) => {
-          started();
-          signal.addEventListener("abort", () => {
-            sawAbort = true;
-            reject(new Error("killed"));
-          });
-        }),
-    });
+    const { tool: hang, events, started } = hangingTool();
     const env = toolEnv({ id: "hangs", version: "1", description: "d", dataset: rowsDataset({ train: [{ prompt: "go" }] }), tools: [hang], rubric: defineRubric([]) });
     const snap = await startEpisode(env, { index: 0 });
     const client = new AbortController();
     const step = stepEpisode(env, snap, { role: "assistant", content: null, tool_calls: [{ id: "h", type: "function", function: { name: "hang", arguments: "{}" } }] }, { signal: client.signal });
-    await running;
+    await started;
     client.abort(new Error("client gone"));
     await expect(step).rejects.toThrow("client gone");
-    expect(sawAbort).toBe(true);
+    expect(events).toEqual(["started", "aborted"]);
     expect(snap.turn).toBe(0);
   });
 
