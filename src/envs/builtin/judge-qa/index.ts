@@ -27,6 +27,22 @@ const Args = z.strictObject(
   },
 );
 
+/**
+ * The args schema of judge-qa bound to one catalog: a judge name or model this server does
+ * not offer fails validation itself, so every path that takes env args (reset, /score,
+ * an eval job's env_args at POST /v1/evals) refuses it before anything is stored or run.
+ */
+function argsFor(catalog: JudgeCatalog) {
+  return Args.superRefine((args, ctx) => {
+    try {
+      judgeEndpoint(catalog, args);
+    } catch (err) {
+      if (!(err instanceof JudgeChoiceError)) throw err;
+      ctx.addIssue({ code: "custom", message: err.message, path: args.judge_model !== undefined && /model/.test(err.message) ? ["judge_model"] : ["judge"] });
+    }
+  });
+}
+
 const parser = new ThinkParser({ inner: new XmlParser({ fields: ["answer"] }), requireThink: false });
 
 /**
@@ -44,7 +60,7 @@ export function createJudgeQa(catalog: JudgeCatalog): Environment<JudgeArgs, Rec
     systemPrompt:
       "Answer the question. You may think inside <think>…</think> first. Then give only the short final answer inside <answer>…</answer>.",
     parser,
-    argsSchema: Args,
+    argsSchema: argsFor(catalog),
     dataset: recordsDataset(questions, { columns: { prompt: "question", answer: "answer", info: ["id", "category"] }, evalFraction: 0.15, seed: 2026 }),
     setup: (_row, { args }) => {
       // Fail at reset, not at scoring time after the rollout was generated.

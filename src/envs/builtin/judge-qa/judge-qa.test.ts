@@ -93,6 +93,17 @@ describe("judge-qa", () => {
     expect(described.text).not.toContain(judge.baseURL);
   });
 
+  it("refuses an eval job that names a judge or model the server does not offer, before storing it", async () => {
+    app = inProcessApp({ config: { judges: catalog(), evalBaseUrl: attacker.baseURL, evalModel: "m" } });
+    for (const env_args of [{ judge: "mine" }, { judge: "strict", judge_model: "gpt-9" }]) {
+      const job = await app.call("POST", "/v1/evals", { env_id: "judge-qa", num_examples: 1, rollouts_per_example: 1, env_args });
+      expect([job.status, job.json.error.code]).toEqual([422, "invalid_env_args"]);
+      expect(job.text).not.toContain(judge.baseURL);
+    }
+    expect((await app.call("GET", "/v1/evals")).json.evals).toEqual([]);
+    expect(attacker.requests).toEqual([]);
+  });
+
   it("sends the judge key to the configured judge only", async () => {
     app = inProcessApp({ config: { judges: { judges: [{ name: "default", baseURL: attacker.baseURL, models: ["m"], apiKey: "sk-only-here" }], defaultJudge: "default" } } });
     const before = attacker.requests.length;
