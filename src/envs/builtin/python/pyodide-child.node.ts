@@ -29,6 +29,15 @@ const binding = (name: string): unknown => {
 };
 (process as unknown as { binding: typeof binding }).binding = binding;
 
+// A job signals no process, its own and the sandbox's init (its `process.ppid`) included:
+// the pid namespace already hides every process outside the sandbox, and this makes
+// `process.kill(process.ppid)` fail outright instead of ending the sandbox's own init.
+const refuseSignal = (): never => {
+  throw Object.assign(new Error("kill EPERM: the python sandbox signals no process"), { code: "EPERM", syscall: "kill" });
+};
+process.kill = refuseSignal;
+(process as unknown as { _kill: typeof refuseSignal })._kill = refuseSignal;
+
 const send = (message: Record<string, unknown>): void => {
   process.stdout.write(`${JSON.stringify(message)}\n`);
 };
