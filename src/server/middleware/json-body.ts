@@ -33,18 +33,22 @@ export function jsonDepth(text: string): number {
   return max;
 }
 
-/** The path of the first forbidden key in a parsed value (depth already bounded), or undefined. */
-export function findForbiddenKey(value: unknown, path: (string | number)[] = []): (string | number)[] | undefined {
+/**
+ * The path of the first forbidden key in a parsed value (depth already bounded), or
+ * undefined. The path is built only on the way back from a find, so a clean body (every
+ * request) allocates nothing per node.
+ */
+export function findForbiddenKey(value: unknown): (string | number)[] | undefined {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findForbiddenKey(value[i], [...path, i]);
-      if (found) return found;
+      const found = findForbiddenKey(value[i]);
+      if (found) return [i, ...found];
     }
   } else if (value !== null && typeof value === "object") {
-    for (const key of Object.keys(value)) {
-      if (FORBIDDEN_KEYS.has(key)) return [...path, key];
-      const found = findForbiddenKey((value as Record<string, unknown>)[key], [...path, key]);
-      if (found) return found;
+    for (const key in value) {
+      if (FORBIDDEN_KEYS.has(key)) return [key];
+      const found = findForbiddenKey((value as Record<string, unknown>)[key]);
+      if (found) return [key, ...found];
     }
   }
   return undefined;
@@ -64,7 +68,14 @@ export function findForbiddenKey(value: unknown, path: (string | number)[] = [])
 export function jsonBody(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
-    if (method === "GET" || method === "HEAD" || c.req.raw.body === null) return next();
+    if (method === "GET" || method === "HEAD") return next();
+    // Judged by the headers first: on Node, touching `req.raw.body` builds a full web Request
+    // around the socket and takes the adapter off its fast path for reading the body
+    // (measured: a third more server CPU per step). Only a request that declares neither a
+    // length nor chunking (a Request built in-process, a bare `curl -X POST`) is asked.
+    const length = c.req.header("content-length");
+    const declared = length !== undefined || c.req.header("transfer-encoding") !== undefined;
+    if (length === "0" || (!declared && c.req.raw.body === null)) return next();
     const text = await c.req.text();
     const type = c.req.header("content-type");
     if (text.length === 0 && type === undefined) return next();
