@@ -1,6 +1,6 @@
 import type { ServerConfig } from "./context.js";
-import { judgeCatalogFrom, type JudgeVars } from "../envs/judges-config.js";
-import { quotasFromSettings, type QuotaVars } from "./tenants/quota-config.js";
+import { judgeCatalogFrom, type JudgesConfig, type JudgeVars } from "../envs/judges-config.js";
+import { quotasFromSettings, type QuotasFileSection, type QuotaVars } from "./tenants/quota-config.js";
 
 /**
  * The settings both runtimes read from plain string variables: `process.env` on Node,
@@ -31,26 +31,46 @@ export function parseApiKeys(raw: string | undefined): string[] {
   return [...new Set((raw ?? "").split(",").map((k) => k.trim()).filter(Boolean))];
 }
 
-/** Only the settings that are set: the rest keep createApp's defaults. */
-export function serverConfigFromVars(vars: ConfigVars): Partial<ServerConfig> {
-  const out: Partial<ServerConfig> = { apiKeys: parseApiKeys(vars.EDGEGYM_API_KEYS) };
-  const body = positiveIntVar("EDGEGYM_BODY_LIMIT_BYTES", vars.EDGEGYM_BODY_LIMIT_BYTES);
-  const ttl = positiveIntVar("EDGEGYM_TTL_SECONDS", vars.EDGEGYM_TTL_SECONDS);
-  const maxTtl = positiveIntVar("EDGEGYM_MAX_TTL_SECONDS", vars.EDGEGYM_MAX_TTL_SECONDS);
+/**
+ * The settings both runtimes share, as the Node config file spells them. A Worker has no
+ * file; on Node these fill in what the variables leave unset.
+ */
+export interface SharedFileSettings {
+  api_keys?: string[] | undefined;
+  admin_api_keys?: string[] | undefined;
+  body_limit_bytes?: number | undefined;
+  default_ttl_seconds?: number | undefined;
+  max_ttl_seconds?: number | undefined;
+  eval_retention_days?: number | undefined;
+  eval_max_tokens?: number | undefined;
+  judges?: JudgesConfig | undefined;
+  default_judge?: string | undefined;
+  quotas?: QuotasFileSection | undefined;
+}
+
+/**
+ * Only the settings that are set: the rest keep createApp's defaults. Variables win over
+ * `file`; keys from both are accepted. The one reader of these settings for both runtimes.
+ */
+export function serverConfigFromVars(vars: ConfigVars, file: SharedFileSettings = {}): Partial<ServerConfig> {
+  const out: Partial<ServerConfig> = { apiKeys: [...new Set([...parseApiKeys(vars.EDGEGYM_API_KEYS), ...(file.api_keys ?? [])])] };
+  const body = positiveIntVar("EDGEGYM_BODY_LIMIT_BYTES", vars.EDGEGYM_BODY_LIMIT_BYTES) ?? file.body_limit_bytes;
+  const ttl = positiveIntVar("EDGEGYM_TTL_SECONDS", vars.EDGEGYM_TTL_SECONDS) ?? file.default_ttl_seconds;
+  const maxTtl = positiveIntVar("EDGEGYM_MAX_TTL_SECONDS", vars.EDGEGYM_MAX_TTL_SECONDS) ?? file.max_ttl_seconds;
   if (body !== undefined) out.bodyLimitBytes = body;
   if (ttl !== undefined) out.defaultTtlSeconds = ttl;
   if (maxTtl !== undefined) out.maxTtlSeconds = maxTtl;
-  const retention = positiveIntVar("EDGEGYM_EVAL_RETENTION_DAYS", vars.EDGEGYM_EVAL_RETENTION_DAYS);
+  const retention = positiveIntVar("EDGEGYM_EVAL_RETENTION_DAYS", vars.EDGEGYM_EVAL_RETENTION_DAYS) ?? file.eval_retention_days;
   if (retention !== undefined) out.evalRetentionDays = retention;
-  const evalMaxTokens = positiveIntVar("EDGEGYM_EVAL_MAX_TOKENS", vars.EDGEGYM_EVAL_MAX_TOKENS);
+  const evalMaxTokens = positiveIntVar("EDGEGYM_EVAL_MAX_TOKENS", vars.EDGEGYM_EVAL_MAX_TOKENS) ?? file.eval_max_tokens;
   if (evalMaxTokens !== undefined) out.evalMaxTokens = evalMaxTokens;
   // A judge's api_key_env names another var or secret of the same set.
-  const judges = judgeCatalogFrom(vars as ConfigVars & Record<string, unknown>);
+  const judges = judgeCatalogFrom(vars as ConfigVars & Record<string, unknown>, { judges: file.judges, default_judge: file.default_judge });
   if (judges.judges.length) out.judges = judges;
-  // Tenancy (src/server/tenants): admin keys and per-tenant quotas.
-  const adminKeys = parseApiKeys(vars.EDGEGYM_ADMIN_API_KEYS);
+  // Tenancy (src/server/tenants): admin keys from both sources, quotas variable-first.
+  const adminKeys = [...new Set([...parseApiKeys(vars.EDGEGYM_ADMIN_API_KEYS), ...(file.admin_api_keys ?? [])])];
   if (adminKeys.length) out.adminApiKeys = adminKeys;
-  const quotas = quotasFromSettings(vars);
+  const quotas = quotasFromSettings(vars, file.quotas);
   if (quotas) out.quotas = quotas;
   return out;
 }
