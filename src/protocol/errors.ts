@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   episode_closed: 409,
   idempotency_key_reused: 409,
   eval_running: 409,
+  fork_unavailable: 409,
   episode_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
