@@ -1,4 +1,5 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { readFileSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 
 // Tests that run inside workerd (the Workers runtime) with a local D1, configured from
@@ -9,7 +10,11 @@ export default defineConfig(async () => {
     plugins: [
       cloudflareTest({
         wrangler: { configPath: "./wrangler.jsonc" },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations } },
+        miniflare: {
+          bindings: { TEST_MIGRATIONS: migrations, LEGACY_EPISODES_SQL: readFileSync("./test/fixtures/db-0002-episodes.sql", "utf8") },
+          // A second local D1 for test/workerd/migrate-0003.test.ts: made at migration 0002, then migrated.
+          d1Databases: ["LEGACY_DB"],
+        },
       }),
     ],
     test: {

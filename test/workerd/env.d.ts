@@ -7,6 +7,9 @@ declare global {
   namespace Cloudflare {
     interface Env extends WorkerBindings {
       TEST_MIGRATIONS: D1Migration[];
+      /** test/fixtures/db-0002-episodes.sql: rows as the release at migration 0002 wrote them. */
+      LEGACY_EPISODES_SQL: string;
+      LEGACY_DB: WorkerBindings["DB"];
     }
   }
 }
