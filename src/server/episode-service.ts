@@ -255,10 +255,10 @@ export class EpisodeService {
     };
     const body = JSON.stringify(response);
     const messageJson = JSON.stringify(req.message);
-    // What the turn row holds: the message, the reply (its messages and body), the state
-    // after the turn and the sampled tokens. The state is stored per turn so a fork from any
-    // turn starts exactly there (docs/long-horizon.md).
-    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(JSON.stringify(reply)) + utf8Length(JSON.stringify(snapshot.state ?? null)) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0);
+    // What the turn row holds: the message, the reply body (its messages are read from it),
+    // the state after the turn and the sampled tokens. The state is stored per turn so a fork
+    // from any turn starts exactly there (docs/long-horizon.md).
+    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(JSON.stringify(snapshot.state ?? null)) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0);
     const maxEpisodeBytes = this.quotas.maxEpisodeBytes;
     // The owner's bytes, whoever steps (an admin key included).
     const admitting = this.quotas.admitStepBytes(row.tenant, addedBytes);
@@ -269,7 +269,6 @@ export class EpisodeService {
       turn: snapshot.turn,
       state: snapshot.state,
       message: req.message,
-      replyMessages: reply,
       reply: body,
       sampled: sampled ?? null,
       templateHash: hash ?? row.templateHash,

@@ -25,8 +25,7 @@ function stepWrite(id: string, expectedTurn: number, extra: Partial<StepWrite> =
     turn: expectedTurn + 1,
     state: { n: expectedTurn + 1 },
     message: { role: "assistant", content: `a${expectedTurn}` },
-    replyMessages: [{ role: "user", content: `r${expectedTurn}` }],
-    reply: "{}",
+    reply: JSON.stringify({ turn: expectedTurn + 1, messages: [{ role: "user", content: `r${expectedTurn}` }] }),
     sampled: null,
     templateHash: null,
     templateChanges: null,
@@ -101,7 +100,7 @@ describe("EpisodeStore", () => {
     await s.close("ep_s", 3);
     expect(await s.commitStep(stepWrite("ep_s", 1))).toBe(false);
     expect(await s.get("ep_s")).toMatchObject({ turn: 1, status: "closed", state: { n: 1 } });
-    expect(await s.turnForRetry("ep_s", 1)).toEqual({ message: { role: "assistant", content: "a0" }, reply: "{}" });
+    expect(await s.turnForRetry("ep_s", 1)).toEqual({ message: { role: "assistant", content: "a0" }, reply: stepWrite("ep_s", 0).reply });
     // The refused writes left no turn row behind.
     expect(await s.turnForRetry("ep_s", 2)).toBeUndefined();
   });
@@ -125,10 +124,12 @@ describe("EpisodeStore", () => {
     const forStep = await s.getForStep("ep_r");
     expect(forStep).toMatchObject({ id: "ep_r", turn: 3, state: { n: 3 } });
     expect(Object.keys(forStep ?? {})).not.toContain("metadata");
-    const turns = await s.readTurns([{ episodeId: "ep_r", from: 1, to: 2 }]);
+    // A turn's reply messages are read out of its stored body (and none when it has none).
+    const turns = await s.readTurns([{ episodeId: "ep_r", from: 1, to: 3 }]);
     expect(turns.map((t) => [t.turn, t.message, t.replyMessages])).toEqual([
-      [1, { role: "assistant", content: "a0" }, [{ role: "user", content: "r0" }]],
-      [2, { role: "assistant", content: "a1" }, [{ role: "user", content: "r1" }]],
+      [1, { role: "assistant", content: "a0" }, [{ role: "user", content: 'a "quoted" line\n' }]],
+      [2, { role: "assistant", content: "a1" }, []],
+      [3, { role: "assistant", content: "a2" }, []],
     ]);
   });
 

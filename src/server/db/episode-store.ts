@@ -78,10 +78,9 @@ export interface StepWrite {
   expectedTurn: number;
   turn: number;
   state: unknown;
-  /** This turn's assistant message and the environment's reply to it. */
+  /** This turn's assistant message. */
   message: unknown;
-  replyMessages: unknown[];
-  /** This step's response body, stored for byte-exact retries. */
+  /** This step's response body, stored for byte-exact retries; its `messages` are the turn's reply. */
   reply: string;
   sampled: unknown;
   templateHash: string | null;
@@ -243,11 +242,17 @@ export class EpisodeStore {
     for (const s of segments) {
       if (s.from > s.to) continue;
       const rows = await this.db
-        .select({ turn: episodeTurns.turn, message: episodeTurns.message, replyMessages: episodeTurns.replyMessages, sampled: episodeTurns.sampled })
+        .select({
+          turn: episodeTurns.turn,
+          message: episodeTurns.message,
+          // SQLite cuts the reply's messages out of the stored body: no parse of the whole body in JavaScript.
+          replyMessages: sql<string>`coalesce(${episodeTurns.replyMessages}, json_extract(${episodeTurns.reply}, '$.messages'), '[]')`,
+          sampled: episodeTurns.sampled,
+        })
         .from(episodeTurns)
         .where(and(eq(episodeTurns.episodeId, s.episodeId), between(episodeTurns.turn, s.from, s.to)))
         .orderBy(asc(episodeTurns.turn));
-      out.push(...rows);
+      for (const r of rows) out.push({ ...r, replyMessages: JSON.parse(r.replyMessages) as unknown[] });
     }
     return out;
   }
@@ -276,7 +281,8 @@ export class EpisodeStore {
           w.id,
           w.turn,
           JSON.stringify(w.message),
-          JSON.stringify(w.replyMessages),
+          // Read back from the reply body (`messages`), not stored twice.
+          null,
           w.reply,
           JSON.stringify(w.state ?? null),
           w.status === "done" ? 1 : 0,

@@ -71,8 +71,12 @@ export const episodeTurns = sqliteTable(
     turn: integer("turn").notNull(),
     /** The assistant message of this turn (null for turn 0). */
     message: text("message", { mode: "json" }).$type<unknown>(),
-    /** The environment's reply to it (turn 0: the opening messages). */
-    replyMessages: text("reply_messages", { mode: "json" }).notNull().$type<unknown[]>(),
+    /**
+     * Turn 0: the opening messages. Null for a step's turn: its reply messages are the
+     * `messages` of the stored response body, read from there (json_extract) rather than
+     * stored twice (a 4 KB observation would cost 8 KB a turn).
+     */
+    replyMessages: text("reply_messages", { mode: "json" }).$type<unknown[]>(),
     /** The exact JSON body the step answered, so a retry is answered byte for byte (null for turn 0). */
     reply: text("reply"),
     /** The state after this turn, so a fork from it starts exactly there; null for turns migrated from before per-turn storage (all but the last). */
