@@ -38,8 +38,12 @@ function ticksPerSecond(): number {
   return 100; // Linux USER_HZ; getconf CLK_TCK says 100 on every kernel this runs on.
 }
 
-/** CPU seconds of a process and all its descendants (npm → wrangler → workerd included). */
-function treeCpuSeconds(pid: number): number {
+/**
+ * CPU ticks of a process and each of its descendants (npm → wrangler → workerd included),
+ * by pid: a window's CPU is the growth of the pids alive at both ends plus what new ones
+ * used, so a helper process that exits mid-window does not take its ticks with it.
+ */
+function treeCpuTicks(pid: number): Map<number, number> {
   const parent = new Map<number, number>();
   const ticks = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
@@ -53,16 +57,23 @@ function treeCpuSeconds(pid: number): number {
       // exited meanwhile
     }
   }
-  let total = 0;
+  const tree = new Map<number, number>();
   for (const [p, t] of ticks) {
     for (let q: number | undefined = p, depth = 0; q !== undefined && q > 1 && depth < 64; q = parent.get(q), depth++) {
       if (q === pid) {
-        total += t;
+        tree.set(p, t);
         break;
       }
     }
   }
-  return total / ticksPerSecond();
+  return tree;
+}
+
+/** CPU seconds the tree used between two readings. */
+function cpuSecondsBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let ticks = 0;
+  for (const [p, t] of after) ticks += t - (before.get(p) ?? 0);
+  return ticks / ticksPerSecond();
 }
 
 async function post(url: string, body: unknown): Promise<{ status: number; json: { turn?: number; done?: boolean; episode_id?: string }; ms: number }> {
@@ -86,7 +97,7 @@ async function runEpisodes(baseUrl: string, pid: number): Promise<Map<number, Wi
     const reset = await post(`${baseUrl}/v1/envs/bench-long/episodes`, { seed: e + 1 });
     if (reset.status !== 201) throw new Error(`reset: ${reset.status} ${JSON.stringify(reset.json)}`);
     const id = reset.json.episode_id as string;
-    let cpuAtWindowStart = 0;
+    let cpuAtWindowStart = new Map<number, number>();
     if (e < 0) {
       for (let turn = 0; turn < Math.min(turns, WARMUP_STEPS); turn++) await post(`${baseUrl}/v1/episodes/${id}/step`, { turn, message: { role: "assistant", content: MESSAGE } });
       continue;
@@ -94,13 +105,13 @@ async function runEpisodes(baseUrl: string, pid: number): Promise<Map<number, Wi
     for (let turn = 0; turn < turns; turn++) {
       const reached = turn + 1;
       const mark = MARKS.find((m) => reached > m - WINDOW && reached <= m);
-      if (mark !== undefined && reached === mark - WINDOW + 1) cpuAtWindowStart = treeCpuSeconds(pid);
+      if (mark !== undefined && reached === mark - WINDOW + 1) cpuAtWindowStart = treeCpuTicks(pid);
       const step = await post(`${baseUrl}/v1/episodes/${id}/step`, { turn, message: { role: "assistant", content: MESSAGE } });
       if (step.status !== 200) throw new Error(`step ${turn}: ${step.status} ${JSON.stringify(step.json)}`);
       if (mark !== undefined) {
         const w = windows.get(mark) as Window;
         w.latencyMs.push(step.ms);
-        if (reached === mark) w.cpuMsPerStep.push(((treeCpuSeconds(pid) - cpuAtWindowStart) * 1000) / WINDOW);
+        if (reached === mark) w.cpuMsPerStep.push((cpuSecondsBetween(cpuAtWindowStart, treeCpuTicks(pid)) * 1000) / WINDOW);
       }
       if (step.json.done && reached < turns) throw new Error(`episode ended at turn ${reached}`);
     }
