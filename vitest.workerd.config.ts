@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import Database from "better-sqlite3";
+import { readFileSync } from "node:fs";
 import { defineConfig } from "vitest/config";
 
 // Tests that run inside workerd (the Workers runtime) with a local D1, configured from
@@ -15,7 +16,16 @@ export default defineConfig(async () => {
     plugins: [
       cloudflareTest({
         wrangler: { configPath: "./wrangler.jsonc" },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations, RELEASE_EPISODES: releaseEpisodes }, d1Databases: { RELEASE_DB: "edgegym-release-db" } },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            RELEASE_EPISODES: releaseEpisodes,
+            LEGACY_EPISODES_SQL: readFileSync("./test/fixtures/db-0002-episodes.sql", "utf8"),
+          },
+          // Second local D1 databases: RELEASE_DB for test/workerd/migrate-release-d1.test.ts,
+          // LEGACY_DB for test/workerd/migrate-0003.test.ts (each made as an earlier release left it, then migrated).
+          d1Databases: { RELEASE_DB: "edgegym-release-db", LEGACY_DB: "edgegym-legacy-db" },
+        },
       }),
     ],
     test: {

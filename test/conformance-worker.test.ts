@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { describeHttpConformance } from "./conformance/http-conformance.js";
+import { describeLongHorizonConformance } from "./conformance/long-horizon-conformance.js";
 import { freePort, startChildServer, type ChildServer } from "./support/child-server.js";
 
 // The Worker as users run it locally: `npm run dev:worker` applies ./drizzle to a fresh
@@ -32,3 +33,4 @@ afterAll(async () => {
 });
 
 describeHttpConformance({ name: "Worker in workerd (npm run dev:worker, local D1)", baseUrl: () => baseUrl, apiKey, runtime: "worker" });
+describeLongHorizonConformance({ name: "Worker in workerd (npm run dev:worker, local D1)", baseUrl: () => baseUrl, apiKey, runtime: "worker" });

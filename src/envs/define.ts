@@ -43,6 +43,8 @@ export interface EnvSpec<Args, State> {
   respond?: (state: State, message: AssistantMessage, ctx: RespondContext<Args>) => RespondResult<State> | Promise<RespondResult<State>>;
   /** Default: both. */
   runtimes?: Runtime[];
+  /** Set when `respond` reads `ctx.messages` (see Environment.readsHistory). Default false. */
+  readsHistory?: boolean;
 }
 
 const ID_PATTERN = /^[a-z0-9][a-z0-9-_.]{0,63}$/;
@@ -80,6 +82,7 @@ export function defineEnv<Args = Record<string, never>, State = Record<string, n
     respond: spec.respond ?? ((state) => ({ state })),
     rubric: spec.rubric,
     runtimes: spec.runtimes ?? ["node", "worker"],
+    ...(spec.readsHistory ? { readsHistory: true } : {}),
     toolDefinitions: () => tools.map((t) => toolDefinition(t as Tool<never>)),
   };
 }

@@ -17,7 +17,10 @@ export interface EpisodeSnapshot {
   seed: number;
   args: Record<string, unknown>;
   state: unknown;
-  /** Opening messages, then each assistant message and the environment's reply. */
+  /**
+   * Opening messages, then each assistant message and the environment's reply; for a
+   * step of an environment that does not read history, the stand-in `historyNotLoaded`.
+   */
   messages: ChatMessage[];
   /** How many of `messages` are the opening prompt. */
   promptLength: number;
@@ -27,6 +30,32 @@ export interface EpisodeSnapshot {
   truncated: boolean;
   /** Set when the environment failed mid-episode (the episode then stops with `env_error`). */
   error: string | null;
+}
+
+/** Whether a step of this environment reads the transcript (its respond, or one of its stop conditions). */
+export function needsHistory(env: AnyEnvironment): boolean {
+  return env.readsHistory === true || env.stopConditions.some((c) => c.readsHistory === true);
+}
+
+const unloaded = new WeakSet<object>();
+
+/**
+ * Stands in for the transcript of a step that did not load it: any read throws, saying
+ * which flag to set, so an environment that reads history without declaring it fails
+ * loudly (`env_error`) instead of seeing an empty conversation.
+ */
+export function historyNotLoaded(envId: string): ChatMessage[] {
+  const fail = (): never => {
+    throw new Error(`${envId} read the transcript (ctx.messages) without declaring readsHistory: true; set it on the environment (or its stop condition)`);
+  };
+  const proxy = new Proxy([] as ChatMessage[], { get: fail, has: fail, ownKeys: fail, getOwnPropertyDescriptor: fail });
+  unloaded.add(proxy);
+  return proxy;
+}
+
+/** False for the stand-in of `historyNotLoaded`. */
+export function isHistoryLoaded(messages: readonly ChatMessage[]): boolean {
+  return !unloaded.has(messages);
 }
 
 /** A failure the caller maps to an API error; `code` is a protocol error code. */
@@ -204,7 +233,8 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
     snapshot: {
       ...snapshot,
       state,
-      messages: [...history, message, ...reply],
+      // A step that did not load the transcript leaves it unloaded: the caller stores the turn, not the whole.
+      messages: isHistoryLoaded(history) ? [...history, message, ...reply] : history,
       turn,
       done,
       stopReason,

@@ -210,6 +210,8 @@ export function envGroup(spec: EnvGroupSpec): Environment<{ envs: Record<string,
     },
     rubric,
     runtimes,
+    // A member's respond runs inside the group's: the group reads history when any member does.
+    ...(envs.some((e) => e.readsHistory) ? { readsHistory: true } : {}),
     toolDefinitions: () => [...toolDefs.values()],
     toolDefinitionsFor: (state) => member(state.env).toolDefinitions(),
     maxTurnsFor: (state) => member(state.env).maxTurns,

@@ -47,6 +47,7 @@ export function promptBudget<State>(opts: BudgetOptions): StopCondition<State> {
   return {
     name: opts.name ?? "prompt_budget",
     truncates: true,
+    readsHistory: true,
     check: ({ messages, message, reply }) => [...messages, message, ...(reply ?? [])].reduce((n, m) => n + count(messageText(m)), 0) > opts.maxTokens,
   };
 }
@@ -63,6 +64,7 @@ export function completionBudget<State>(opts: BudgetOptions): StopCondition<Stat
   return {
     name: opts.name ?? "completion_budget",
     truncates: true,
+    readsHistory: true,
     check: ({ messages, message, promptLength }) => {
       const written = messages.slice(promptLength ?? 0).filter((m) => m.role === "assistant");
       return [...written, message].reduce((n, m) => n + count(messageText(m)), 0) >= opts.maxTokens;

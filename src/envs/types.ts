@@ -45,7 +45,11 @@ export interface RespondContext<Args> {
   rng: Rng;
   /** The turn this message was sent at, counted from 1. */
   turn: number;
-  /** The transcript before this message. */
+  /**
+   * The transcript before this message. Loaded only for an environment that sets
+   * `readsHistory: true` (loading it makes a step cost grow with the episode); for any
+   * other, reading it throws, and the step ends with `env_error` saying so.
+   */
   messages: readonly ChatMessage[];
   task: TaskRow;
   /** Tool results the server produced for this message's tool calls, in order. */
@@ -68,7 +72,7 @@ export interface StopCheck<State> {
   turn: number;
   maxTurns: number;
   message: AssistantMessage;
-  /** The transcript before this message (opening messages included). */
+  /** The transcript before this message (opening messages included). Loaded only for a condition with `readsHistory: true`. */
   messages: readonly ChatMessage[];
   /** How many of `messages` are the opening prompt (set by the engine). */
   promptLength?: number;
@@ -83,6 +87,8 @@ export interface StopCondition<State> {
   name: string;
   /** True when stopping here cuts the episode short rather than finishing it. */
   truncates: boolean;
+  /** True when `check` reads `messages` (the transcript): the server then loads it for every step of the episode. */
+  readsHistory?: boolean;
   check(input: StopCheck<State>): boolean;
 }
 
@@ -117,6 +123,13 @@ export interface Environment<Args = unknown, State = unknown> {
   maxToolCallsPerMessage: number;
   maxTurns: number;
   stopConditions: StopCondition<State>[];
+  /**
+   * True when `respond` reads `ctx.messages`. The server stores transcripts per turn and a
+   * step reads none of it unless this (or a stop condition's `readsHistory`) asks: then
+   * each step loads the whole transcript, and costs time that grows with the episode.
+   * Keep what you need in the state instead where you can. Default false.
+   */
+  readsHistory?: boolean;
   setup(row: TaskRow, ctx: SetupContext<Args>): SetupResult<State> | Promise<SetupResult<State>>;
   respond(state: State, message: AssistantMessage, ctx: RespondContext<Args>): RespondResult<State> | Promise<RespondResult<State>>;
   rubric: Rubric<State>;

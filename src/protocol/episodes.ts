@@ -42,14 +42,67 @@ export const ResetResponse = z
   .meta({ id: "ResetResponse" });
 export type ResetResponse = z.infer<typeof ResetResponse>;
 
+/** Most tokens one step's `sampled` may carry: a long completion, not a corpus. */
+export const MAX_SAMPLED_TOKENS = 131_072;
+
+export const TemplateHash = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\x21-\x7e]+$/, "printable ASCII, no spaces")
+  .meta({
+    description:
+      "Identifies the tokenizer and chat template that produced the tokens (e.g. a sha256 of the tokenizer's name, revision and template text). Opaque to the server: it only compares it with the previous turn's.",
+    example: "sha256:9f2c4e0b7a1d",
+  });
+
+export const SampledTokens = z
+  .object({
+    token_ids: z
+      .array(z.number().int().min(0).max(2 ** 31 - 1))
+      .max(MAX_SAMPLED_TOKENS)
+      .meta({ description: "The completion's token ids exactly as the model sampled them (no re-tokenization).", example: [27, 9217, 29, 385] }),
+    logprobs: z
+      .array(z.number().finite())
+      .max(MAX_SAMPLED_TOKENS)
+      .optional()
+      .meta({ description: "The sampler's log-probability of each token in `token_ids` (same length).", example: [-0.01, -0.2, -0.003, -1.5] }),
+    template_hash: TemplateHash,
+  })
+  .strict()
+  // One logprob per token id is checked by the server (400 invalid_request), not here: a
+  // refinement would make zod-to-openapi inline this schema instead of naming it.
+  .meta({
+    id: "SampledTokens",
+    description:
+      "Optional on a step (`sampled`): what the trainer sampled for its assistant message. Stored with the turn and returned by GET /v1/episodes/{id} (`turns[].sampled`, null when a step carried none), so a trainer rebuilds its batch from the server after a crash. A retry of an applied step keeps what the first request stored (only `message` is compared).",
+  });
+export type SampledTokens = z.infer<typeof SampledTokens>;
+
 export const StepRequest = z
   .object({
     turn: z.number().int().min(0).meta({ description: "The turn the client believes the episode is at (0 for the first step). Makes retries safe.", example: 0 }),
     message: AssistantMessage,
+    // Described on SampledTokens: a description here would inline the schema instead of naming it.
+    sampled: SampledTokens.optional(),
   })
   .strict()
   .meta({ id: "StepRequest", example: { turn: 0, message: { role: "assistant", content: "<answer>olleh</answer>" } } });
 export type StepRequest = z.infer<typeof StepRequest>;
+
+export const TemplateChange = z
+  .object({
+    turn: z.number().int().min(1).meta({ description: "The turn whose step first carried the new hash.", example: 7 }),
+    from: TemplateHash,
+    to: TemplateHash,
+  })
+  .strict()
+  .meta({
+    id: "TemplateChange",
+    description:
+      "The tokenizer/chat template changed between two turns of one episode's trajectory. A step's response carries it (`template_change`) when that step's `sampled.template_hash` differs from the one in effect before it; the episode lists them all (`template_changes`).",
+  });
+export type TemplateChange = z.infer<typeof TemplateChange>;
 
 export const StepResponse = z
   .object({
@@ -60,6 +113,7 @@ export const StepResponse = z
     stop_reason: z.string().nullable().meta({ description: "Which stop condition ended the episode, when done.", example: "single_turn" }),
     truncated: z.boolean().meta({ description: "True when the episode stopped on a limit (turns, budget) rather than finishing." }),
     expires_at: z.iso.datetime(),
+    template_change: TemplateChange.optional(),
   })
   .strict()
   .meta({ id: "StepResponse" });
@@ -92,6 +146,48 @@ export const ScoreResponse = z
   .meta({ id: "ScoreResponse" });
 export type ScoreResponse = z.infer<typeof ScoreResponse>;
 
+export const EpisodeParent = z
+  .object({
+    episode_id: EpisodeId,
+    turn: z.number().int().min(0).meta({ description: "The parent's turn this episode was forked after: its transcript up to that turn is this episode's prefix.", example: 12 }),
+  })
+  .strict()
+  .meta({ id: "EpisodeParent", description: "The episode and turn a fork was made from (`parent`; null for an episode started by reset)." });
+export type EpisodeParent = z.infer<typeof EpisodeParent>;
+
+/** Most turns one page of GET /v1/episodes/{id} may hold when the client asks for a page. */
+export const MAX_PAGE_TURNS = 1000;
+
+export const EpisodeQuery = z
+  .object({
+    from_turn: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: "First turn to return (default 0: the opening messages). Turn t ≥ 1 is the t-th assistant message and the environment's reply to it.", example: 0 }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_PAGE_TURNS)
+      .optional()
+      .meta({ description: `Most turns to return (1–${MAX_PAGE_TURNS}); default: every turn from \`from_turn\` on. \`next_from_turn\` says where the next page starts.`, example: 100 }),
+  })
+  .strict()
+  .meta({ id: "EpisodeQuery" });
+export type EpisodeQuery = z.infer<typeof EpisodeQuery>;
+
+export const EpisodeTurn = z
+  .object({
+    turn: z.number().int().min(0).meta({ description: "0: the opening messages; t ≥ 1: the t-th assistant message and the environment's reply.", example: 1 }),
+    message_count: z.number().int().min(0).meta({ description: "How many entries of `messages` this turn contributes, in order.", example: 2 }),
+    sampled: SampledTokens.nullable(),
+  })
+  .strict()
+  .meta({ id: "EpisodeTurn" });
+export type EpisodeTurn = z.infer<typeof EpisodeTurn>;
+
 export const Episode = z
   .object({
     episode_id: EpisodeId,
@@ -109,7 +205,14 @@ export const Episode = z
     stop_reason: z.string().nullable(),
     truncated: z.boolean(),
     error: z.string().nullable().meta({ description: "Why the environment failed, when the episode stopped with `env_error`." }),
-    messages: z.array(ChatMessage).meta({ description: "The whole transcript: opening messages, then each assistant message and the environment's reply." }),
+    messages: z.array(ChatMessage).meta({
+      description: "The transcript of the turns returned (all of them unless paged): opening messages (turn 0), then each assistant message and the environment's reply. A fork's transcript starts with its parent's.",
+    }),
+    from_turn: z.number().int().min(0).meta({ description: "The first turn of `messages` (the request's `from_turn`, default 0)." }),
+    next_from_turn: z.number().int().min(1).nullable().meta({ description: "Where the next page starts; null when `messages` reaches the episode's current turn." }),
+    turns: z.array(EpisodeTurn).meta({ description: "One entry per turn returned, in order: how many messages it contributes and the sampled tokens stored with it." }),
+    template_changes: z.array(TemplateChange).meta({ description: "Every turn (of the whole episode, prefix included) whose template hash differed from the one before: train on such a trajectory only if you mean to." }),
+    parent: EpisodeParent.nullable(),
     tools: z.array(ToolDefinition),
     score: Score.nullable(),
     metadata: JsonObject,
@@ -126,3 +229,38 @@ export const CloseResponse = z
   .strict()
   .meta({ id: "CloseResponse" });
 export type CloseResponse = z.infer<typeof CloseResponse>;
+
+/** Most episodes one fork request may start. */
+export const MAX_FORKS_PER_REQUEST = 64;
+
+export const ForkRequest = z
+  .object({
+    turn: z.number().int().min(0).optional().meta({ description: "Fork from the state after this turn (0: right after reset). Default: the episode's current turn.", example: 3 }),
+    n: z.number().int().min(1).max(MAX_FORKS_PER_REQUEST).optional().meta({ description: `How many episodes to start (1–${MAX_FORKS_PER_REQUEST}, default 1); each counts against the open-episodes quota.`, example: 8 }),
+    ttl_seconds: z.number().int().min(1).optional().meta({ description: "Time to live of the new episodes after their last activity (default: the parent's); capped by the server's maximum.", example: 3600 }),
+    metadata: JsonObject.optional().meta({ description: "Free-form data stored with each new episode (default: none)." }),
+  })
+  .strict()
+  .meta({ id: "ForkRequest", example: { turn: 3, n: 8 } });
+export type ForkRequest = z.infer<typeof ForkRequest>;
+
+export const ForkedEpisode = z
+  .object({
+    episode_id: EpisodeId,
+    expires_at: z.iso.datetime(),
+  })
+  .strict()
+  .meta({ id: "ForkedEpisode" });
+export type ForkedEpisode = z.infer<typeof ForkedEpisode>;
+
+export const ForkResponse = z
+  .object({
+    parent: EpisodeParent,
+    episodes: z.array(ForkedEpisode).meta({ description: "The new episodes, in order. Each is at `turn`, active, and is stepped on its own (send `turn` with its first step)." }),
+    turn: z.number().int().min(0).meta({ description: "The turn every new episode is at: send it with each one's first step." }),
+    max_turns: z.number().int(),
+    tools: z.array(ToolDefinition).meta({ description: "Tools to offer the model (as the parent's)." }),
+  })
+  .strict()
+  .meta({ id: "ForkResponse" });
+export type ForkResponse = z.infer<typeof ForkResponse>;

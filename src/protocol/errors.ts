@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 409,
   eval_running: 409,
   env_version_mismatch: 409,
+  fork_unavailable: 409,
   episode_expired: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -1,11 +1,11 @@
-import type { ChatMessage, RescoreRequest, RescoreResponse, Score } from "../protocol/index.js";
+import type { RescoreRequest, RescoreResponse, Score } from "../protocol/index.js";
 import { envContentHash, scoreEpisode, type EnvStamp, type EpisodeSnapshot } from "../envs/index.js";
 import type { EpisodeStore } from "./db/episode-store.js";
 import type { ServerConfig } from "./context.js";
 import { assertEnvVersion } from "./env-version.js";
 import { ApiError } from "./errors.js";
 import type { EpisodeService } from "./episode-service.js";
-import { canSee, type Tenant } from "./tenants/keys.js";
+import type { Tenant } from "./tenants/keys.js";
 
 /** What a rescore reads about an episode: its transcript and final state, how it was stamped, whose it is. */
 export interface StoredEpisode {
@@ -19,29 +19,13 @@ export interface StoredEpisode {
 }
 
 /**
- * The one place a rescore reads an episode's transcript from. Today the whole row holds
- * it; a store that keeps turns as rows of their own only has to re-point this function.
+ * The one place a rescore reads an episode: the service's full snapshot (head and whole
+ * transcript, a fork's prefix included), after its tenant (404) and expiry (410) checks.
  */
-export async function readStoredEpisode(store: EpisodeStore, id: string): Promise<StoredEpisode | undefined> {
-  const row = await store.get(id);
-  if (!row) return undefined;
+export async function readStoredEpisode(episodes: Pick<EpisodeService, "loadSnapshot">, viewer: Tenant, id: string): Promise<StoredEpisode> {
+  const { row, snapshot } = await episodes.loadSnapshot(viewer, id);
   return {
-    snapshot: {
-      envId: row.envId,
-      envVersion: row.envVersion,
-      split: row.split,
-      index: row.taskIndex,
-      seed: row.seed,
-      args: row.args,
-      state: row.state,
-      messages: row.messages as ChatMessage[],
-      promptLength: row.promptLength,
-      turn: row.turn,
-      done: row.status !== "active",
-      stopReason: row.stopReason,
-      truncated: row.truncated,
-      error: row.error,
-    },
+    snapshot,
     stamp: { envVersion: row.envVersion, envHash: row.envHash },
     tenant: row.tenant,
     status: row.status,
@@ -61,18 +45,13 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 export class EpisodeRescorer {
   constructor(
     private readonly store: EpisodeStore,
-    private readonly episodes: Pick<EpisodeService, "env">,
+    private readonly episodes: Pick<EpisodeService, "env" | "loadSnapshot">,
     private readonly config: Pick<ServerConfig, "envVersionCheck">,
     private readonly clock: () => number,
   ) {}
 
   async rescore(viewer: Tenant, id: string, req: RescoreRequest): Promise<RescoreResponse> {
-    const stored = await readStoredEpisode(this.store, id);
-    // Another tenant's episode answers as an unknown id does, so ids cannot be probed.
-    if (!stored || !canSee(viewer, stored.tenant)) throw new ApiError("episode_not_found", `no episode "${id}"`);
-    if (stored.status === "expired" || stored.expiresAt <= this.clock()) {
-      throw new ApiError("episode_expired", `episode "${id}" expired at ${iso(stored.expiresAt)}; its transcript is gone`);
-    }
+    const stored = await readStoredEpisode(this.episodes, viewer, id);
     const env = this.episodes.env(stored.snapshot.envId);
     // "episode": the rubric it was started on, which this server must still run; "current": whatever it runs now.
     const hash = req.rubric === "episode" ? await assertEnvVersion(env, stored.stamp, this.config.envVersionCheck) : await envContentHash(env);
@@ -83,10 +62,11 @@ export class EpisodeRescorer {
       // Only over the transcript that was scored: a step that landed meanwhile wins, and nothing is saved.
       saved = await this.store.replaceScore(id, stored.snapshot.turn, score, now, now + stored.ttlSeconds * 1000);
       if (!saved) {
-        const latest = await readStoredEpisode(this.store, id);
+        // The head is enough to say why: no transcript read.
+        const latest = await this.store.get(id);
         if (!latest || latest.status === "expired" || latest.expiresAt <= this.clock()) throw new ApiError("episode_expired", `episode "${id}" expired while it was rescored; nothing was saved`);
-        throw new ApiError("turn_conflict", `episode "${id}" moved to turn ${latest.snapshot.turn} while it was rescored at turn ${stored.snapshot.turn}; nothing was saved, rescore it again`, {
-          episode_turn: latest.snapshot.turn,
+        throw new ApiError("turn_conflict", `episode "${id}" moved to turn ${latest.turn} while it was rescored at turn ${stored.snapshot.turn}; nothing was saved, rescore it again`, {
+          episode_turn: latest.turn,
         });
       }
     }

@@ -1,10 +1,28 @@
-import type { AssistantMessage, ChatMessage, CloseResponse, Episode, ResetRequest, ResetResponse, Score, ScoreResponse, StepRequest, StepResponse } from "../protocol/index.js";
-import { envContentHash, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
-import type { EpisodeStore, StepRow } from "./db/episode-store.js";
+import type {
+  AssistantMessage,
+  ChatMessage,
+  CloseResponse,
+  Episode,
+  EpisodeQuery,
+  EpisodeTurn,
+  ForkRequest,
+  ForkResponse,
+  ResetRequest,
+  ResetResponse,
+  SampledTokens,
+  Score,
+  ScoreResponse,
+  StepRequest,
+  StepResponse,
+  TemplateChange,
+} from "../protocol/index.js";
+import { envContentHash, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
+import type { EpisodeStore, StepRow, TurnRecord } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { assertEnvVersion } from "./env-version.js";
 import { ApiError } from "./errors.js";
+import { forkLineage, MAX_FORK_DEPTH, turnOwner, turnSegments, type TranscriptOwner } from "./lineage.js";
 import { canSee, type Tenant } from "./tenants/keys.js";
 import { EpisodeQuotas } from "./tenants/episode-quotas.js";
 import { utf8Length } from "./tenants/quotas.js";
@@ -20,7 +38,10 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function toSnapshot(row: StepRow): EpisodeSnapshot {
+/** How many template changes an episode records; past it the trajectory is already flagged, and the list must stay small on the head. */
+const MAX_TEMPLATE_CHANGES = 64;
+
+function toSnapshot(row: StepRow, messages: ChatMessage[]): EpisodeSnapshot {
   return {
     envId: row.envId,
     envVersion: row.envVersion,
@@ -29,7 +50,7 @@ function toSnapshot(row: StepRow): EpisodeSnapshot {
     seed: row.seed,
     args: row.args,
     state: row.state,
-    messages: row.messages as ChatMessage[],
+    messages,
     promptLength: row.promptLength,
     turn: row.turn,
     done: row.status !== "active",
@@ -39,13 +60,10 @@ function toSnapshot(row: StepRow): EpisodeSnapshot {
   };
 }
 
-/** The assistant message sent at `turn` (0-based), read back from the transcript. */
-function assistantMessageAt(row: EpisodeRow, turn: number): unknown {
-  let seen = -1;
-  for (const m of (row.messages as ChatMessage[]).slice(row.promptLength)) {
-    if (m.role === "assistant" && ++seen === turn) return m;
-  }
-  return undefined;
+/** The messages a turn contributes: turn 0 the opening messages, any other its assistant message then the reply. */
+function turnMessages(t: TurnRecord): ChatMessage[] {
+  const reply = t.replyMessages as ChatMessage[];
+  return t.turn === 0 || t.message == null ? reply : [t.message as ChatMessage, ...reply];
 }
 
 /**
@@ -100,9 +118,7 @@ export class EpisodeService {
       args: snapshot.args,
       metadata: body.metadata ?? {},
       state: snapshot.state,
-      messages: snapshot.messages,
       promptLength: snapshot.promptLength,
-      replies: [],
       turn: 0,
       status: "active",
       stopReason: null,
@@ -119,7 +135,7 @@ export class EpisodeService {
       expiresAt: now + ttlMs,
       tenant: viewer.name,
       storedBytes: rowBytes,
-    });
+    }, snapshot.messages);
     if (!created && row.requestHash !== canonical(body)) {
       throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a reset with a different body; use a new key");
     }
@@ -135,13 +151,19 @@ export class EpisodeService {
         index: row.taskIndex,
         seed: row.seed,
         turn: 0,
-        messages: (row.messages as ChatMessage[]).slice(0, row.promptLength),
+        messages: created ? snapshot.messages : await this.openingMessages(row.id),
         tools: env.toolDefinitionsFor?.(row.state) ?? env.toolDefinitions(),
         done: false,
         max_turns: env.maxTurnsFor?.(row.state) ?? env.maxTurns,
         expires_at: iso(row.expiresAt),
       },
     };
+  }
+
+  /** The opening messages of an episode made by reset (its own turn 0). */
+  private async openingMessages(id: string): Promise<ChatMessage[]> {
+    const [opening] = await this.store.readTurns([{ episodeId: id, from: 0, to: 0 }]);
+    return opening ? turnMessages(opening) : [];
   }
 
   /** Loads a live episode: 404 when unknown or another tenant's, 410 when its TTL has passed (reaped or not yet). */
@@ -163,10 +185,35 @@ export class EpisodeService {
     return row;
   }
 
+  /** Where an episode's turn rows are: its lineage (one read, only for a fork). */
+  private async transcriptOwner(row: { id: string; parentId: string | null; forkTurn: number | null }): Promise<TranscriptOwner> {
+    // An episode made by reset has no lineage rows (no read); a fork always has some.
+    const lineage = row.parentId === null ? [] : await this.store.lineage(row.id);
+    return { id: row.id, forkTurn: row.forkTurn, lineage };
+  }
+
+  /** The whole transcript up to the episode's current turn: what scoring (and rescoring) reads. */
+  private async transcript(row: StepRow): Promise<ChatMessage[]> {
+    const owner = await this.transcriptOwner(row);
+    const turns = await this.store.readTurns(turnSegments(owner, 0, row.turn));
+    return turns.flatMap(turnMessages);
+  }
+
+  /**
+   * An episode's full snapshot (head and whole transcript, a fork's prefix included): the
+   * one reader for what scores an episode. O(turns); never on the step path.
+   */
+  async loadSnapshot(viewer: Tenant, id: string): Promise<{ row: EpisodeRow; snapshot: EpisodeSnapshot }> {
+    const row = await this.load(viewer, id);
+    return { row, snapshot: toSnapshot(row, await this.transcript(row)) };
+  }
+
   /** A step already applied: the stored reply when it is the same message, 409 otherwise. */
-  private replay(row: EpisodeRow, req: StepRequest): string {
-    const stored = row.replies[req.turn];
-    if (stored !== undefined && canonical(assistantMessageAt(row, req.turn)) === canonical(req.message)) return stored;
+  private async replay(row: StepRow, req: StepRequest): Promise<string> {
+    // A fork did not take the steps of its prefix: a step for one of those turns is a conflict.
+    const own = req.turn >= (row.forkTurn ?? 0);
+    const stored = own ? await this.store.turnForRetry(row.id, req.turn + 1) : undefined;
+    if (stored?.reply != null && canonical(stored.message) === canonical(req.message)) return stored.reply;
     throw new ApiError("turn_conflict", `episode is at turn ${row.turn}; turn ${req.turn} was already taken with a different message`, {
       episode_turn: row.turn,
     });
@@ -175,23 +222,33 @@ export class EpisodeService {
   /**
    * Returns the response body as the exact JSON text stored for the turn. `signal` is the
    * request's: when the client goes away mid-step the tools stop and nothing is stored.
+   * Reads the head only (no transcript, unless the environment declares it reads history)
+   * and writes one turn row plus the head: the cost does not grow with the episode.
    */
   async step(viewer: Tenant, id: string, req: StepRequest, signal?: AbortSignal): Promise<string> {
     // The tenant is checked on the row the step reads anyway; the UPDATE below keys on the
     // id that row had, and an episode's tenant never changes.
     const row = this.live(viewer, id, await this.store.getForStep(id));
-    // A retry reads the whole row again: the stored replies are left out of the step's read.
-    if (req.turn < row.turn) return this.replay(await this.load(viewer, id), req);
+    if (req.turn < row.turn) return this.replay(row, req);
     if (req.turn > row.turn) {
       throw new ApiError("turn_conflict", `episode is at turn ${row.turn}, the step was for turn ${req.turn}`, { episode_turn: row.turn });
     }
     if (row.status === "closed") throw new ApiError("episode_closed", `episode "${id}" was closed`);
     if (row.status === "done") throw new ApiError("episode_done", `episode "${id}" is done (${row.stopReason ?? "finished"}); score it or start a new one`);
+    if (req.sampled?.logprobs !== undefined && req.sampled.logprobs.length !== req.sampled.token_ids.length) {
+      throw new ApiError("invalid_request", `sampled.logprobs has ${req.sampled.logprobs.length} entries for ${req.sampled.token_ids.length} token ids; send one per token`, {
+        issues: [{ path: ["sampled", "logprobs"], message: "one logprob per token id" }],
+      });
+    }
     const env = this.env(row.envId);
     await assertEnvVersion(env, row, this.config.envVersionCheck);
-    const { snapshot, reply } = await stepEpisode(env, toSnapshot(row), req.message as AssistantMessage, { signal });
+    const history = needsHistory(env) ? await this.transcript(row) : historyNotLoaded(env.id);
+    const { snapshot, reply } = await stepEpisode(env, toSnapshot(row, history), req.message as AssistantMessage, { signal });
     const now = this.clock();
     const expiresAt = now + row.ttlSeconds * 1000;
+    const sampled: SampledTokens | undefined = req.sampled;
+    const hash = sampled?.template_hash ?? null;
+    const change: TemplateChange | undefined = hash !== null && row.templateHash !== null && hash !== row.templateHash ? { turn: snapshot.turn, from: row.templateHash, to: hash } : undefined;
     const response: StepResponse = {
       episode_id: row.id,
       turn: snapshot.turn,
@@ -200,11 +257,14 @@ export class EpisodeService {
       stop_reason: snapshot.stopReason,
       truncated: snapshot.truncated,
       expires_at: iso(expiresAt),
+      ...(change ? { template_change: change } : {}),
     };
     const body = JSON.stringify(response);
-    // Approximately what the row grows by: the reply is stored in `replies`, its messages
-    // again in `messages`, plus the assistant message (a slight overestimate, never under).
-    const addedBytes = 2 * utf8Length(body) + utf8Length(JSON.stringify(req.message));
+    const messageJson = JSON.stringify(req.message);
+    // What the turn row holds: the message, the reply body (its messages are read from it),
+    // the state after the turn and the sampled tokens. The state is stored per turn so a fork
+    // from any turn starts exactly there (docs/long-horizon.md).
+    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(JSON.stringify(snapshot.state ?? null)) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0);
     const maxEpisodeBytes = this.quotas.maxEpisodeBytes;
     // The owner's bytes, whoever steps (an admin key included).
     const admitting = this.quotas.admitStepBytes(row.tenant, addedBytes);
@@ -214,8 +274,11 @@ export class EpisodeService {
       expectedTurn: row.turn,
       turn: snapshot.turn,
       state: snapshot.state,
-      messages: snapshot.messages,
+      message: req.message,
       reply: body,
+      sampled: sampled ?? null,
+      templateHash: hash ?? row.templateHash,
+      templateChanges: change && row.templateChanges.length < MAX_TEMPLATE_CHANGES ? [...row.templateChanges, change] : null,
       status: snapshot.done ? "done" : "active",
       stopReason: snapshot.stopReason,
       truncated: snapshot.truncated,
@@ -230,16 +293,28 @@ export class EpisodeService {
       return body;
     }
     // Another request moved the episode first: the same message is a retry that raced us.
-    const latest = await this.load(viewer, id);
+    const latest = this.live(viewer, id, await this.store.getForStep(id));
     if (latest.turn > req.turn) return this.replay(latest, req);
     if (latest.status === "closed") throw new ApiError("episode_closed", `episode "${id}" was closed`);
     if (latest.turn === row.turn && latest.status === "active" && latest.storedBytes + addedBytes > maxEpisodeBytes) throw this.quotas.episodeFull(latest.storedBytes, addedBytes);
     throw new ApiError("turn_conflict", `episode "${id}" changed while this step ran; fetch it and retry`, { episode_turn: latest.turn });
   }
 
-  async get(viewer: Tenant, id: string): Promise<Episode> {
+  /** The episode with the turns `from_turn` .. `from_turn + limit - 1` (default: all from `from_turn`). */
+  async get(viewer: Tenant, id: string, query: EpisodeQuery = {}): Promise<Episode> {
     const row = await this.load(viewer, id);
     const env = this.registry.get(row.envId);
+    const from = query.from_turn ?? 0;
+    const to = query.limit === undefined ? row.turn : Math.min(row.turn, from + query.limit - 1);
+    const owner = await this.transcriptOwner(row);
+    const records = from <= to ? await this.store.readTurns(turnSegments(owner, from, to)) : [];
+    const messages: ChatMessage[] = [];
+    const turns: EpisodeTurn[] = [];
+    for (const record of records) {
+      const own = turnMessages(record);
+      messages.push(...own);
+      turns.push({ turn: record.turn, message_count: own.length, sampled: (record.sampled as SampledTokens | null) ?? null });
+    }
     return {
       episode_id: row.id,
       env_id: row.envId,
@@ -256,7 +331,12 @@ export class EpisodeService {
       stop_reason: row.stopReason,
       truncated: row.truncated,
       error: row.error,
-      messages: row.messages as ChatMessage[],
+      messages,
+      from_turn: from,
+      next_from_turn: to < row.turn ? to + 1 : null,
+      turns,
+      template_changes: row.templateChanges,
+      parent: row.parentId !== null && row.forkTurn !== null ? { episode_id: row.parentId, turn: row.forkTurn } : null,
       tools: (env && (env.toolDefinitionsFor?.(row.state) ?? env.toolDefinitions())) ?? [],
       score: (row.score as Score | null) ?? null,
       metadata: row.metadata,
@@ -266,6 +346,106 @@ export class EpisodeService {
     };
   }
 
+  /**
+   * Starts `n` episodes from the state after the parent's turn `turn`. Nothing of the
+   * prefix is copied: each fork stores its head and lineage rows that point at the turn
+   * rows it shares. The state is read from the turn row (stored per turn), so a fork starts
+   * exactly where the parent was, whatever its tools did.
+   */
+  async fork(viewer: Tenant, id: string, body: ForkRequest, idempotencyKey: string | undefined): Promise<{ response: ForkResponse; replayed: boolean }> {
+    const parent = await this.load(viewer, id);
+    const n = body.n ?? 1;
+    const turn = body.turn ?? parent.turn;
+    // The body as sent: a replay after the parent moved on (no `turn` given) is still the same request.
+    const requestHash = canonical({ fork: parent.id, ...body });
+    const keys = idempotencyKey ? Array.from({ length: n }, (_, i) => `${parent.tenant}/fork/${parent.id}:${idempotencyKey}#${i}`) : null;
+    const env = this.env(parent.envId);
+    const answer = (rows: { id: string; expiresAt: number }[], at: number): ForkResponse => ({
+      parent: { episode_id: parent.id, turn: at },
+      episodes: rows.map((r) => ({ episode_id: r.id, expires_at: iso(r.expiresAt) })),
+      turn: at,
+      max_turns: env.maxTurnsFor?.(parent.state) ?? env.maxTurns,
+      tools: env.toolDefinitionsFor?.(parent.state) ?? env.toolDefinitions(),
+    });
+    const earlier = async (): Promise<{ response: ForkResponse; replayed: boolean } | undefined> => {
+      if (!keys) return undefined;
+      const rows = await this.store.getByIdempotencyKeys(keys);
+      if (rows.length === 0) return undefined;
+      if (rows.length !== n || rows.some((r) => r.requestHash !== requestHash)) {
+        throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a fork with a different body; use a new key");
+      }
+      return { response: answer(rows, rows[0]?.forkTurn ?? turn), replayed: true };
+    };
+    const replayed = await earlier();
+    if (replayed) return replayed;
+
+    // A fork runs the environment on the parent's stored state: the same version check as a step.
+    await assertEnvVersion(env, parent, this.config.envVersionCheck);
+    if (turn > parent.turn) throw new ApiError("turn_conflict", `episode is at turn ${parent.turn}; cannot fork after turn ${turn}`, { episode_turn: parent.turn });
+    const owner = await this.transcriptOwner(parent);
+    const lineage = forkLineage(owner, turn);
+    if (lineage.length > MAX_FORK_DEPTH) {
+      throw new ApiError("fork_unavailable", `forking here would read turns from ${lineage.length} episodes, past the limit of ${MAX_FORK_DEPTH}; fork from an episode nearer the root`, { reason: "too_deep", limit: MAX_FORK_DEPTH });
+    }
+    const point = await this.store.forkPoint(turnOwner(owner, turn), turn);
+    if (!point) throw new ApiError("fork_unavailable", `the turns of episode "${id}" up to ${turn} are no longer stored`, { reason: "turn_missing" });
+    if (point.done) throw new ApiError("episode_done", `episode "${id}" ended at turn ${turn}; fork from an earlier turn`);
+    if (!point.stateStored) {
+      throw new ApiError("fork_unavailable", `the state after turn ${turn} of episode "${id}" was not stored (the turn predates per-turn storage); fork from its current turn`, { reason: "state_not_stored" });
+    }
+
+    const metadata = body.metadata ?? {};
+    const metadataBytes = utf8Length(JSON.stringify(metadata));
+    const rowBytes = metadataBytes + utf8Length(JSON.stringify(parent.args)) + utf8Length(JSON.stringify(point.state ?? null));
+    // Forks are episodes of the parent's owner: its reset rate, open-episode and byte quotas count them.
+    this.quotas.takeResetToken(parent.tenant);
+    await this.quotas.admitReset(parent.tenant, metadataBytes, rowBytes, n);
+    const now = this.clock();
+    const ttlMs = body.ttl_seconds === undefined ? parent.ttlSeconds * 1000 : this.ttlMs(body.ttl_seconds);
+    const forks = Array.from({ length: n }, (_, i) => ({ id: newEpisodeId(), idempotencyKey: keys?.[i] ?? null }));
+    const inserted = await this.store.insertForks(
+      {
+        id: "",
+        envId: parent.envId,
+        envVersion: parent.envVersion,
+        envHash: parent.envHash,
+        split: parent.split,
+        taskIndex: parent.taskIndex,
+        seed: parent.seed,
+        args: parent.args,
+        metadata,
+        state: point.state,
+        promptLength: parent.promptLength,
+        turn,
+        status: "active",
+        stopReason: null,
+        truncated: false,
+        error: null,
+        score: null,
+        scoredAt: null,
+        idempotencyKey: null,
+        requestHash,
+        ttlSeconds: ttlMs / 1000,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: now + ttlMs,
+        tenant: parent.tenant,
+        storedBytes: rowBytes,
+        parentId: parent.id,
+        forkTurn: turn,
+        templateHash: point.templateHash,
+        templateChanges: parent.templateChanges.filter((c) => c.turn <= turn),
+      },
+      forks,
+      lineage,
+    );
+    if (inserted.length === n) return { response: answer(forks.map((f) => ({ id: f.id, expiresAt: now + ttlMs })), turn), replayed: false };
+    // A request with the same key got there first.
+    const raced = await earlier();
+    if (raced) return raced;
+    throw new Error(`fork of ${parent.id}: ${inserted.length} of ${n} episodes inserted`);
+  }
+
   /** Scores once; later calls return the stored score. Scoring an active episode ends it. */
   async score(viewer: Tenant, id: string): Promise<ScoreResponse> {
     let row = await this.load(viewer, id);
@@ -273,7 +453,7 @@ export class EpisodeService {
       const env = this.env(row.envId);
       // A rubric of another version would mix versions into the stored reward; …/rescore says which it uses.
       await assertEnvVersion(env, row, this.config.envVersionCheck);
-      const score = await scoreEpisode(env, toSnapshot(row));
+      const score = await scoreEpisode(env, toSnapshot(row, await this.transcript(row)));
       const now = this.clock();
       await this.store.saveScore(id, score, now, now + row.ttlSeconds * 1000);
       if (row.status === "active") this.quotas.episodeEnded(row.tenant);

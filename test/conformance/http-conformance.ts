@@ -33,7 +33,7 @@ const answer = (text: string) => ({ role: "assistant", content: `<answer>${text}
 const reversed = (text: string) => Array.from(text).reverse().join("");
 
 /** Every error: its code's one status, the one error shape, the request id of the header. */
-function expectError(res: HttpReply, code: ErrorCode): void {
+export function expectError(res: HttpReply, code: ErrorCode): void {
   expect({ status: res.status, code: res.json?.error?.code }, res.text).toEqual({ status: ERROR_STATUS[code], code });
   expect(Object.keys(res.json).sort()).toEqual(["error"]);
   expect(res.json.error.message).toEqual(expect.any(String));

@@ -12,6 +12,9 @@ declare global {
       RELEASE_DB: D1Database;
       /** The episodes rows of test/fixtures/db-0.1.0/edgegym-0.1.0.sqlite, by column name. */
       RELEASE_EPISODES: Record<string, string | number | null>[];
+      /** test/fixtures/db-0002-episodes.sql: rows as the release at migration 0002 wrote them. */
+      LEGACY_EPISODES_SQL: string;
+      LEGACY_DB: WorkerBindings["DB"];
     }
   }
 }

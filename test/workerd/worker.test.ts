@@ -20,7 +20,9 @@ const call = async (target: ReturnType<typeof createWorker>, bindings: WorkerBin
 };
 
 const episodeRow = (id: string) =>
-  env.DB.prepare("SELECT status, state, messages, expires_at FROM episodes WHERE id = ?").bind(id).first<{ status: string; state: string | null; messages: string; expires_at: number }>();
+  env.DB.prepare("SELECT status, state, expires_at, (SELECT count(*) FROM episode_turns t WHERE t.episode_id = episodes.id) AS turn_rows FROM episodes WHERE id = ?")
+    .bind(id)
+    .first<{ status: string; state: string | null; expires_at: number; turn_rows: number }>();
 
 describe("the Worker entry over D1", () => {
   it("serves the built-in environments with the runtime named worker", async () => {
@@ -109,8 +111,8 @@ describe("the cron trigger", () => {
     await worker.scheduled(createScheduledController({ cron: "*/10 * * * *", scheduledTime: Date.now() }), env, ctx);
     await waitOnExecutionContext(ctx);
 
-    expect(await episodeRow(expiring)).toMatchObject({ status: "expired", state: null, messages: "[]" });
-    expect(await episodeRow(live)).toMatchObject({ status: "active" });
+    expect(await episodeRow(expiring)).toMatchObject({ status: "expired", state: null, turn_rows: 0 });
+    expect(await episodeRow(live)).toMatchObject({ status: "active", turn_rows: 1 });
     expect((await episodeRow(live))?.state).not.toBeNull();
     const gone = await call(worker, env, "GET", `/v1/episodes/${expiring}`);
     expect([gone.status, gone.json.error.code]).toEqual([410, "episode_expired"]);

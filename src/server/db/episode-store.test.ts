@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { EpisodeStore } from "./episode-store.js";
+import { EpisodeStore, type StepWrite } from "./episode-store.js";
 import { openNodeDatabase, type NodeDatabase } from "./node-sqlite.js";
 import type { NewEpisodeRow } from "./schema.js";
 
@@ -15,6 +15,32 @@ function store() {
   return { db: database.db, store: new EpisodeStore(database.db) };
 }
 
+const OPENING = [{ role: "user", content: "hi" }];
+
+/** A step's write with everything but what a test varies. */
+function stepWrite(id: string, expectedTurn: number, extra: Partial<StepWrite> = {}): StepWrite {
+  return {
+    id,
+    expectedTurn,
+    turn: expectedTurn + 1,
+    state: { n: expectedTurn + 1 },
+    message: { role: "assistant", content: `a${expectedTurn}` },
+    reply: JSON.stringify({ turn: expectedTurn + 1, messages: [{ role: "user", content: `r${expectedTurn}` }] }),
+    sampled: null,
+    templateHash: null,
+    templateChanges: null,
+    status: "active",
+    stopReason: null,
+    truncated: false,
+    error: null,
+    now: 2,
+    expiresAt: 60_002,
+    addedBytes: 10,
+    maxEpisodeBytes: 1_000_000,
+    ...extra,
+  };
+}
+
 function row(id: string, extra: Partial<NewEpisodeRow> = {}): NewEpisodeRow {
   return {
     id,
@@ -26,9 +52,7 @@ function row(id: string, extra: Partial<NewEpisodeRow> = {}): NewEpisodeRow {
     args: { level: 2 },
     metadata: { run: "r1" },
     state: null,
-    messages: [{ role: "user", content: "hi" }],
     promptLength: 1,
-    replies: [],
     turn: 0,
     status: "active",
     stopReason: null,
@@ -49,47 +73,80 @@ function row(id: string, extra: Partial<NewEpisodeRow> = {}): NewEpisodeRow {
 describe("EpisodeStore", () => {
   it("stores a new episode's absent state and score as SQL NULL and reads JSON columns back", async () => {
     const { db, store: s } = store();
-    const { row: inserted, created } = await s.insert(row("ep_1"));
+    const { row: inserted, created } = await s.insert(row("ep_1"), OPENING);
     expect(created).toBe(true);
-    expect(inserted).toMatchObject({ id: "ep_1", args: { level: 2 }, metadata: { run: "r1" }, state: null, score: null, messages: [{ role: "user", content: "hi" }], truncated: false });
+    expect(inserted).toMatchObject({ id: "ep_1", args: { level: 2 }, metadata: { run: "r1" }, state: null, score: null, truncated: false });
+    expect(await s.readTurns([{ episodeId: "ep_1", from: 0, to: 5 }])).toEqual([{ turn: 0, message: null, replyMessages: OPENING, sampled: null }]);
     const raw = await db.get<{ state: null; score: null }>(sql`select state is null as state, score is null as score from episodes where id = 'ep_1'`);
     expect(raw).toEqual({ state: 1, score: 1 });
-    const withState = await s.insert(row("ep_2", { state: { n: 1 } }));
+    const withState = await s.insert(row("ep_2", { state: { n: 1 } }), OPENING);
     expect((await s.get("ep_2"))?.state).toEqual({ n: 1 });
     expect(withState.row.state).toEqual({ n: 1 });
   });
 
   it("returns the earlier episode for a repeated idempotency key", async () => {
     const { store: s } = store();
-    await s.insert(row("ep_a", { idempotencyKey: "k1" }));
-    const again = await s.insert(row("ep_b", { idempotencyKey: "k1" }));
+    await s.insert(row("ep_a", { idempotencyKey: "k1" }), OPENING);
+    const again = await s.insert(row("ep_b", { idempotencyKey: "k1" }), OPENING);
     expect([again.created, again.row.id]).toEqual([false, "ep_a"]);
-    await expect(s.insert(row("ep_a"))).rejects.toThrow(/collision/);
+    await expect(s.insert(row("ep_a"), OPENING)).rejects.toThrow(/collision/);
   });
 
-  it("commits a step only at the expected turn of an active episode", async () => {
+  it("commits a step only at the expected turn of an active episode, turn row and head together", async () => {
     const { store: s } = store();
-    await s.insert(row("ep_s"));
-    const step = { id: "ep_s", turn: 1, state: { n: 1 }, messages: [], reply: "{}", status: "active" as const, stopReason: null, truncated: false, error: null, now: 2, expiresAt: 60_002, addedBytes: 10, maxEpisodeBytes: 1_000_000 };
-    expect(await s.commitStep({ ...step, expectedTurn: 0 })).toBe(true);
-    expect(await s.commitStep({ ...step, expectedTurn: 0 })).toBe(false);
+    await s.insert(row("ep_s"), OPENING);
+    expect(await s.commitStep(stepWrite("ep_s", 0))).toBe(true);
+    expect(await s.commitStep(stepWrite("ep_s", 0, { reply: "other" }))).toBe(false);
     await s.close("ep_s", 3);
-    expect(await s.commitStep({ ...step, turn: 2, expectedTurn: 1 })).toBe(false);
-    expect(await s.get("ep_s")).toMatchObject({ turn: 1, status: "closed", replies: ["{}"] });
+    expect(await s.commitStep(stepWrite("ep_s", 1))).toBe(false);
+    expect(await s.get("ep_s")).toMatchObject({ turn: 1, status: "closed", state: { n: 1 } });
+    expect(await s.turnForRetry("ep_s", 1)).toEqual({ message: { role: "assistant", content: "a0" }, reply: stepWrite("ep_s", 0).reply });
+    // The refused writes left no turn row behind.
+    expect(await s.turnForRetry("ep_s", 2)).toBeUndefined();
   });
 
-  it("appends each step's reply text unchanged, and leaves replies out of the step's read", async () => {
+  it("refuses a step past the byte quota without writing its turn", async () => {
     const { store: s } = store();
-    await s.insert(row("ep_r"));
+    await s.insert(row("ep_q", { storedBytes: 90 }), OPENING);
+    expect(await s.commitStep(stepWrite("ep_q", 0, { addedBytes: 20, maxEpisodeBytes: 100 }))).toBe(false);
+    expect(await s.turnForRetry("ep_q", 1)).toBeUndefined();
+    expect(await s.commitStep(stepWrite("ep_q", 0, { addedBytes: 10, maxEpisodeBytes: 100 }))).toBe(true);
+    expect((await s.get("ep_q"))?.storedBytes).toBe(100);
+  });
+
+  it("stores each step's reply text unchanged, and reads only the head for a step", async () => {
+    const { store: s } = store();
+    await s.insert(row("ep_r"), OPENING);
     // Quotes, escapes, non-ASCII and a lone surrogate's escape: stored and read back byte for byte.
     const bodies = ['{"turn":1,"messages":[{"role":"user","content":"a \\"quoted\\" line\\n"}]}', '{"turn":2,"content":"é 😀 \\ud800"}', "{}"];
-    for (const [i, reply] of bodies.entries()) {
-      const step = { id: "ep_r", expectedTurn: i, turn: i + 1, state: { n: i }, messages: [{ role: "user", content: `m${i}` }], reply, status: "active" as const, stopReason: null, truncated: false, error: null, now: 2, expiresAt: 60_002, addedBytes: 10, maxEpisodeBytes: 1_000_000 };
-      expect(await s.commitStep(step)).toBe(true);
-    }
-    expect((await s.get("ep_r"))?.replies).toEqual(bodies);
+    for (const [i, reply] of bodies.entries()) expect(await s.commitStep(stepWrite("ep_r", i, { reply }))).toBe(true);
+    for (const [i, reply] of bodies.entries()) expect((await s.turnForRetry("ep_r", i + 1))?.reply).toBe(reply);
     const forStep = await s.getForStep("ep_r");
-    expect(forStep).toMatchObject({ id: "ep_r", turn: 3, state: { n: 2 }, messages: [{ role: "user", content: "m2" }] });
-    expect(forStep).not.toHaveProperty("replies");
+    expect(forStep).toMatchObject({ id: "ep_r", turn: 3, state: { n: 3 } });
+    expect(Object.keys(forStep ?? {})).not.toContain("metadata");
+    // A turn's reply messages are read out of its stored body (and none when it has none).
+    const turns = await s.readTurns([{ episodeId: "ep_r", from: 1, to: 3 }]);
+    expect(turns.map((t) => [t.turn, t.message, t.replyMessages])).toEqual([
+      [1, { role: "assistant", content: "a0" }, [{ role: "user", content: 'a "quoted" line\n' }]],
+      [2, { role: "assistant", content: "a1" }, []],
+      [3, { role: "assistant", content: "a2" }, []],
+    ]);
+  });
+
+  it("keeps an expired parent's turns while a live fork's prefix names them, and frees them after", async () => {
+    const { db, store: s } = store();
+    await s.insert(row("ep_p", { expiresAt: 100 }), OPENING);
+    for (let i = 0; i < 4; i++) expect(await s.commitStep(stepWrite("ep_p", i, { expiresAt: 100 }))).toBe(true);
+    const forkRow = row("", { parentId: "ep_p", forkTurn: 2, turn: 2, expiresAt: 1_000 });
+    expect(await s.insertForks(forkRow, [{ id: "ep_f", idempotencyKey: "fk#0" }], [{ ancestorId: "ep_p", toTurn: 2 }])).toEqual(["ep_f"]);
+    // The same key again inserts nothing (the caller reads the earlier rows).
+    expect(await s.insertForks(forkRow, [{ id: "ep_g", idempotencyKey: "fk#0" }], [{ ancestorId: "ep_p", toTurn: 2 }])).toEqual([]);
+    expect(await s.lineage("ep_f")).toEqual([{ ancestorId: "ep_p", toTurn: 2 }]);
+    expect(await s.lineage("ep_g")).toEqual([]);
+    expect(await s.reapExpired(200)).toEqual({ expired: 1, deleted: 0 });
+    const turnsOf = async (id: string) => (await db.all<{ turn: number }>(sql`select turn from episode_turns where episode_id = ${id} order by turn`)).map((r) => r.turn);
+    expect(await turnsOf("ep_p")).toEqual([0, 1, 2]);
+    expect(await s.reapExpired(2_000)).toEqual({ expired: 1, deleted: 0 });
+    expect(await turnsOf("ep_p")).toEqual([]);
   });
 });

@@ -1,39 +1,76 @@
-import { and, eq, getTableColumns, gt, inArray, isNull, lt, sql } from "drizzle-orm";
-import type { EdgegymDb } from "./database.js";
-import { episodes, type EpisodeRow, type NewEpisodeRow } from "./schema.js";
+import { and, asc, between, eq, getTableColumns, gt, inArray, isNull, lt, sql } from "drizzle-orm";
+import { atomicRunner, type AtomicRunner, type EdgegymDb, type SqlStatement, type SqlValue } from "./database.js";
+import { episodeLineage, episodes, episodeTurns, type EpisodeRow, type NewEpisodeRow } from "./schema.js";
 
-/** Every column of an episode row, by its drizzle name: the prepared insert binds each one. */
-const EPISODE_COLUMNS = Object.keys(getTableColumns(episodes)) as (keyof NewEpisodeRow)[];
+/** Every column of an episode row: drizzle name → SQL name. */
+const EPISODE_COLUMNS = Object.entries(getTableColumns(episodes)).map(([key, column]) => ({ key: key as keyof NewEpisodeRow, name: column.name }));
 
-/**
- * Nullable JSON columns, which the prepared insert binds as text it encodes itself: through
- * a placeholder, drizzle's JSON encoder would store null as the text "null", and
- * `score IS NULL` is how an unscored episode is told apart.
- */
-const NULLABLE_JSON = new Set<keyof NewEpisodeRow>(["state", "score"]);
+/** Columns stored as JSON text: the raw inserts encode them as drizzle's json mode would. */
+const JSON_COLUMNS = new Set<keyof NewEpisodeRow>(["args", "metadata", "state", "score", "templateChanges"]);
 
-/** Column defaults (tenant, stored_bytes): a prepared insert binds every column, so an omitted one would bind null. */
+/** Column defaults (tenant, stored_bytes, template_changes): an insert binds every column, so an omitted one would bind null. */
 const COLUMN_DEFAULTS = Object.fromEntries(Object.entries(getTableColumns(episodes)).map(([k, c]) => [k, c.default ?? null])) as Record<keyof NewEpisodeRow, unknown>;
 
-function insertParams(row: NewEpisodeRow): Record<string, unknown> {
-  return Object.fromEntries(
-    EPISODE_COLUMNS.map((k) => {
-      const value = row[k] ?? COLUMN_DEFAULTS[k];
-      return [k, NULLABLE_JSON.has(k) && value !== null ? JSON.stringify(value) : value];
-    }),
-  );
+/**
+ * A column's value as SQLite stores it. SQL NULL stays NULL (an unscored episode is told
+ * apart by `score IS NULL`); JSON columns are text; booleans are 0/1.
+ */
+function encode(key: keyof NewEpisodeRow, value: unknown): SqlValue {
+  if (value === null || value === undefined) return null;
+  if (JSON_COLUMNS.has(key)) return JSON.stringify(value);
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return value as SqlValue;
 }
 
-/**
- * What a step reads: the row without the stored replies (only a retry needs them, and it
- * reads the whole row), the metadata and the score. Parsing the replies, a JSON array
- * of every earlier response body, and writing it back grew with every turn.
- */
-const { replies: _replies, metadata: _metadata, score: _score, scoredAt: _scoredAt, idempotencyKey: _key, requestHash: _hash, ...STEP_COLUMNS } = getTableColumns(episodes);
-export type StepRow = Omit<EpisodeRow, "replies" | "metadata" | "score" | "scoredAt" | "idempotencyKey" | "requestHash">;
+const INSERT_EPISODE = `INSERT INTO episodes (${EPISODE_COLUMNS.map((c) => `"${c.name}"`).join(", ")}) VALUES (${EPISODE_COLUMNS.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING RETURNING id`;
+
+const TURN_COLUMNS = "episode_id, turn, message, reply_messages, reply, state, done, sampled, template_hash, created_at";
+
+/** A turn row guarded by the head: written only while the episode is where the step found it. */
+const INSERT_TURN = `INSERT INTO episode_turns (${TURN_COLUMNS})
+  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ? AND turn = ? AND status = 'active' AND stored_bytes + ? <= ?)
+  ON CONFLICT DO NOTHING`;
+
+/** The head's move, under the same guard: inside one batch both statements see the same head, so both apply or neither. */
+const UPDATE_HEAD = `UPDATE episodes SET turn = ?, state = ?, status = ?, stop_reason = ?, truncated = ?, error = ?, updated_at = ?, expires_at = ?,
+  stored_bytes = stored_bytes + ?, template_hash = ?, template_changes = coalesce(?, template_changes)
+  WHERE id = ? AND turn = ? AND status = 'active' AND stored_bytes + ? <= ?
+  RETURNING id`;
 
 /** How long an expired episode's tombstone is kept, so it answers 410 rather than 404. */
 export const TOMBSTONE_MS = 7 * 24 * 3600 * 1000;
+
+/** Ids per statement in the reaper's deletes: D1 binds at most 100 parameters. */
+const REAP_CHUNK = 50;
+
+/**
+ * What a step reads: the head without the metadata, score and idempotency columns. Nothing
+ * in it grows with the transcript.
+ */
+const { metadata: _metadata, score: _score, scoredAt: _scoredAt, idempotencyKey: _key, requestHash: _hash, ...STEP_COLUMNS } = getTableColumns(episodes);
+export type StepRow = Omit<EpisodeRow, "metadata" | "score" | "scoredAt" | "idempotencyKey" | "requestHash">;
+
+/** One stored turn as the transcript readers need it. */
+export interface TurnRecord {
+  turn: number;
+  message: unknown;
+  replyMessages: unknown[];
+  sampled: unknown;
+}
+
+/** A stretch of one episode's turn rows: a fork's transcript is its ancestors' stretches, then its own. */
+export interface TurnSegment {
+  episodeId: string;
+  from: number;
+  to: number;
+}
+
+/** An ancestor in a fork's prefix, and the last of its turns the prefix holds. */
+export interface LineageEntry {
+  ancestorId: string;
+  toTurn: number;
+}
 
 export interface StepWrite {
   id: string;
@@ -41,16 +78,21 @@ export interface StepWrite {
   expectedTurn: number;
   turn: number;
   state: unknown;
-  messages: unknown[];
-  /** This step's response body, appended to the stored replies. */
+  /** This turn's assistant message. */
+  message: unknown;
+  /** This step's response body, stored for byte-exact retries; its `messages` are the turn's reply. */
   reply: string;
+  sampled: unknown;
+  templateHash: string | null;
+  /** The head's template changes with this step's appended, or null to leave them. */
+  templateChanges: unknown[] | null;
   status: "active" | "done";
   stopReason: string | null;
   truncated: boolean;
   error: string | null;
   now: number;
   expiresAt: number;
-  /** What this step adds to the row's stored_bytes (its message and reply). */
+  /** What this step adds to the row's stored_bytes (its turn row). */
   addedBytes: number;
   /** The episode's byte quota: the step is not applied when stored_bytes + addedBytes would pass it. */
   maxEpisodeBytes: number;
@@ -62,9 +104,19 @@ export interface TenantUsage {
   storedBytes: number;
 }
 
+/** What a fork needs of the turn it starts from. */
+export interface ForkPoint {
+  /** Null when the state after that turn was not stored (turns migrated from before per-turn storage). */
+  state: unknown;
+  stateStored: boolean;
+  done: boolean;
+  templateHash: string | null;
+}
+
 /**
- * Episode persistence. Every write that races with another is one conditional
- * statement whose RETURNING tells the caller whether it won.
+ * Episode persistence. Every write that races with another is guarded in SQL (a
+ * conditional statement, or an atomic batch whose statements share one guard), and its
+ * RETURNING tells the caller whether it won.
  */
 export class EpisodeStore {
   // The queries on the reset and step paths are prepared once, on first use: building
@@ -72,53 +124,29 @@ export class EpisodeStore {
   // (measured with --cpu-prof; preparing the 25-column insert alone was 4% of the
   // server's CPU in the step benchmark, one reset per twenty steps).
   private prepared?: ReturnType<EpisodeStore["prepare"]>;
+  private runner?: AtomicRunner;
 
   constructor(private readonly db: EdgegymDb) {}
+
+  /** Made on first use, like the prepared statements (building the app touches no database). */
+  private get atomic(): AtomicRunner {
+    this.runner ??= atomicRunner(this.db);
+    return this.runner;
+  }
 
   private prepare() {
     const p = sql.placeholder;
     const db = this.db;
     return {
-      insert: db
-        .insert(episodes)
-        .values(Object.fromEntries(EPISODE_COLUMNS.map((k) => [k, NULLABLE_JSON.has(k) ? sql`${p(k)}` : p(k)])) as unknown as NewEpisodeRow)
-        .onConflictDoNothing()
-        .returning()
-        .prepare(),
       // No .limit(1): the id is the primary key, and drizzle binds a limit as a parameter
       // (`LIMIT ?`), which makes SQLite 3.54 re-prepare the statement on every run
       // (sqlite3Reprepare was 7% of a step's server CPU; docs/performance.md).
       selectById: db.select().from(episodes).where(eq(episodes.id, p("id"))).prepare(),
       selectForStep: db.select(STEP_COLUMNS).from(episodes).where(eq(episodes.id, p("id"))).prepare(),
-      updateStep: db
-        .update(episodes)
-        // drizzle binds a placeholder in set() through the column's encoder (JSON columns
-        // are stringified at execution); its types just do not admit placeholders there.
-        .set({
-          turn: p("turn"),
-          state: p("state"),
-          messages: p("messages"),
-          // Appended by SQLite (json_insert, on D1 as on Node): the earlier replies are
-          // never parsed or re-encoded in JavaScript.
-          replies: sql`json_insert(${episodes.replies}, '$[#]', ${p("reply")})`,
-          status: p("status"),
-          stopReason: p("stopReason"),
-          truncated: p("truncated"),
-          error: p("error"),
-          updatedAt: p("now"),
-          expiresAt: p("expiresAt"),
-          storedBytes: sql`${episodes.storedBytes} + ${p("addedBytes")}`,
-        } as unknown as Partial<NewEpisodeRow>)
-        // The byte quota is one more condition of the same UPDATE: no extra statement on the step path.
-        .where(
-          and(
-            eq(episodes.id, p("id")),
-            eq(episodes.turn, p("expectedTurn")),
-            eq(episodes.status, "active"),
-            sql`${episodes.storedBytes} + ${p("addedBytes")} <= ${p("maxEpisodeBytes")}`,
-          ),
-        )
-        .returning({ id: episodes.id })
+      selectTurnForRetry: db
+        .select({ message: episodeTurns.message, reply: episodeTurns.reply })
+        .from(episodeTurns)
+        .where(and(eq(episodeTurns.episodeId, p("id")), eq(episodeTurns.turn, p("turn"))))
         .prepare(),
     };
   }
@@ -128,14 +156,50 @@ export class EpisodeStore {
     return this.prepared;
   }
 
-  /** Inserts a new episode; with an idempotency key already used, returns the earlier row instead. */
-  async insert(row: NewEpisodeRow): Promise<{ row: EpisodeRow; created: boolean }> {
-    const inserted: EpisodeRow[] = await this.statements.insert.all(insertParams(row));
-    if (inserted[0]) return { row: inserted[0], created: true };
+  private headParams(row: NewEpisodeRow): SqlValue[] {
+    return EPISODE_COLUMNS.map(({ key }) => encode(key, row[key] ?? COLUMN_DEFAULTS[key]));
+  }
+
+  /**
+   * Inserts a new episode and its turn 0 (the opening messages) together; with an
+   * idempotency key already used, inserts nothing and returns the earlier row instead.
+   */
+  async insert(row: NewEpisodeRow, opening: unknown[]): Promise<{ row: EpisodeRow; created: boolean }> {
+    const [inserted] = await this.atomic.run([
+      { sql: INSERT_EPISODE, params: this.headParams(row) },
+      {
+        sql: `INSERT INTO episode_turns (${TURN_COLUMNS}) SELECT ?, 0, NULL, ?, NULL, ?, 0, NULL, NULL, ? WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ?) ON CONFLICT DO NOTHING`,
+        params: [row.id, JSON.stringify(opening), encode("state", row.state), row.createdAt, row.id],
+      },
+    ]);
+    if (inserted?.length) return { row: Object.fromEntries(EPISODE_COLUMNS.map(({ key }) => [key, row[key] ?? COLUMN_DEFAULTS[key]])) as EpisodeRow, created: true };
     if (row.idempotencyKey == null) throw new Error(`episode id collision on ${row.id}`);
     const existing = await this.db.select().from(episodes).where(eq(episodes.idempotencyKey, row.idempotencyKey)).limit(1);
     if (!existing[0]) throw new Error("idempotency key conflict without a row");
     return { row: existing[0], created: false };
+  }
+
+  /**
+   * Inserts forks: one head per id (all other columns shared), each with the same
+   * lineage rows, in one atomic batch of two statements whatever `n` is. Returns the ids
+   * inserted: none when the idempotency keys were taken (a replay or a racing twin).
+   */
+  async insertForks(base: NewEpisodeRow, forks: { id: string; idempotencyKey: string | null }[], lineage: LineageEntry[]): Promise<string[]> {
+    const shared = EPISODE_COLUMNS.filter((c) => c.key !== "id" && c.key !== "idempotencyKey");
+    const sqlText = `INSERT INTO episodes (id, idempotency_key, ${shared.map((c) => `"${c.name}"`).join(", ")})
+      SELECT json_extract(f.value, '$[0]'), json_extract(f.value, '$[1]'), ${shared.map(() => "?").join(", ")} FROM json_each(?) AS f WHERE true
+      ON CONFLICT DO NOTHING RETURNING id`;
+    const [inserted] = await this.atomic.run([
+      { sql: sqlText, params: [...shared.map(({ key }) => encode(key, base[key] ?? COLUMN_DEFAULTS[key])), JSON.stringify(forks.map((f) => [f.id, f.idempotencyKey]))] },
+      {
+        // Lineage only for the heads this batch inserted (a replayed key inserts no head).
+        sql: `INSERT INTO episode_lineage (episode_id, ancestor_id, to_turn)
+          SELECT f.value, json_extract(a.value, '$[0]'), json_extract(a.value, '$[1]') FROM json_each(?) AS f, json_each(?) AS a
+          WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.id = f.value) ON CONFLICT DO NOTHING`,
+        params: [JSON.stringify(forks.map((f) => f.id)), JSON.stringify(lineage.map((l) => [l.ancestorId, l.toTurn]))],
+      },
+    ]);
+    return (inserted ?? []).map((r) => String(r.id));
   }
 
   async get(id: string): Promise<EpisodeRow | undefined> {
@@ -143,16 +207,111 @@ export class EpisodeStore {
     return rows[0];
   }
 
-  /** The row as a step needs it (no stored replies, metadata or score). */
+  /** Rows by idempotency key, in the order of `keys` (missing ones left out). */
+  async getByIdempotencyKeys(keys: string[]): Promise<EpisodeRow[]> {
+    if (keys.length === 0) return [];
+    const rows = await this.db.select().from(episodes).where(inArray(episodes.idempotencyKey, keys));
+    const byKey = new Map(rows.map((r) => [r.idempotencyKey, r]));
+    return keys.flatMap((k) => byKey.get(k) ?? []);
+  }
+
+  /** The head as a step needs it (no metadata or score). */
   async getForStep(id: string): Promise<StepRow | undefined> {
     const rows: StepRow[] = await this.statements.selectForStep.all({ id });
     return rows[0];
   }
 
-  /** Applies a step if the episode is still active at `expectedTurn`; false when another write got there first. */
+  /** The stored message and response body of one turn, for a retry. */
+  async turnForRetry(id: string, turn: number): Promise<{ message: unknown; reply: string | null } | undefined> {
+    const rows: { message: unknown; reply: string | null }[] = await this.statements.selectTurnForRetry.all({ id, turn });
+    return rows[0];
+  }
+
+  /** A fork's ancestors, oldest first (empty for an episode started by reset). */
+  async lineage(id: string): Promise<LineageEntry[]> {
+    return this.db
+      .select({ ancestorId: episodeLineage.ancestorId, toTurn: episodeLineage.toTurn })
+      .from(episodeLineage)
+      .where(eq(episodeLineage.episodeId, id))
+      .orderBy(asc(episodeLineage.toTurn));
+  }
+
+  /** The turn rows of the segments, in order: one range read of the primary key per segment. */
+  async readTurns(segments: TurnSegment[]): Promise<TurnRecord[]> {
+    const out: TurnRecord[] = [];
+    for (const s of segments) {
+      if (s.from > s.to) continue;
+      const rows = await this.db
+        .select({
+          turn: episodeTurns.turn,
+          message: episodeTurns.message,
+          // SQLite cuts the reply's messages out of the stored body: no parse of the whole body in JavaScript.
+          replyMessages: sql<string>`coalesce(${episodeTurns.replyMessages}, json_extract(${episodeTurns.reply}, '$.messages'), '[]')`,
+          sampled: episodeTurns.sampled,
+        })
+        .from(episodeTurns)
+        .where(and(eq(episodeTurns.episodeId, s.episodeId), between(episodeTurns.turn, s.from, s.to)))
+        .orderBy(asc(episodeTurns.turn));
+      for (const r of rows) out.push({ ...r, replyMessages: JSON.parse(r.replyMessages) as unknown[] });
+    }
+    return out;
+  }
+
+  /** The state (and end flag, template hash) after one turn of one episode's own rows. */
+  async forkPoint(episodeId: string, turn: number): Promise<ForkPoint | undefined> {
+    const [row] = await this.db
+      .select({ state: episodeTurns.state, missing: sql<number>`${episodeTurns.state} IS NULL`, done: episodeTurns.done, templateHash: episodeTurns.templateHash })
+      .from(episodeTurns)
+      .where(and(eq(episodeTurns.episodeId, episodeId), eq(episodeTurns.turn, turn)));
+    if (!row) return undefined;
+    return { state: row.state, stateStored: Number(row.missing) === 0, done: row.done, templateHash: row.templateHash };
+  }
+
+  /**
+   * Applies a step if the episode is still active at `expectedTurn` and within its byte
+   * quota: the turn row and the head's move in one atomic batch. False when another
+   * write got there first (or the quota refused it); then nothing was written.
+   */
   async commitStep(w: StepWrite): Promise<boolean> {
-    const rows: { id: string }[] = await this.statements.updateStep.all({ ...w });
-    return rows.length === 1;
+    const guard: SqlValue[] = [w.id, w.expectedTurn, w.addedBytes, w.maxEpisodeBytes];
+    const statements: SqlStatement[] = [
+      {
+        sql: INSERT_TURN,
+        params: [
+          w.id,
+          w.turn,
+          JSON.stringify(w.message),
+          // Read back from the reply body (`messages`), not stored twice.
+          null,
+          w.reply,
+          JSON.stringify(w.state ?? null),
+          w.status === "done" ? 1 : 0,
+          w.sampled == null ? null : JSON.stringify(w.sampled),
+          w.templateHash,
+          w.now,
+          ...guard,
+        ],
+      },
+      {
+        sql: UPDATE_HEAD,
+        params: [
+          w.turn,
+          JSON.stringify(w.state ?? null),
+          w.status,
+          w.stopReason,
+          w.truncated ? 1 : 0,
+          w.error,
+          w.now,
+          w.expiresAt,
+          w.addedBytes,
+          w.templateHash,
+          w.templateChanges === null ? null : JSON.stringify(w.templateChanges),
+          ...guard,
+        ],
+      },
+    ];
+    const [, updated] = await this.atomic.run(statements);
+    return (updated?.length ?? 0) === 1;
   }
 
   /**
@@ -217,19 +376,54 @@ export class EpisodeStore {
 
   /**
    * Expires episodes past their TTL: their state and transcript are dropped and a
-   * tombstone stays for a week (so clients get 410, not 404), then the row goes.
+   * tombstone stays for a week (so clients get 410, not 404), then the row goes. The turn
+   * rows of an expired episode that a live fork's prefix still names stay until no live
+   * fork names them: a parent's expiry never breaks its forks.
    */
   async reapExpired(now: number): Promise<{ expired: number; deleted: number }> {
     const expired = await this.db
       .update(episodes)
       // The metadata goes too: a tombstone only answers 410, and a client's 1 MB tag must not outlive the TTL by a week.
-      .set({ status: "expired", state: null, messages: [], replies: [], metadata: {}, storedBytes: 0, updatedAt: now })
+      .set({ status: "expired", state: null, metadata: {}, storedBytes: 0, updatedAt: now })
       .where(and(lt(episodes.expiresAt, now), inArray(episodes.status, ["active", "done", "closed"])))
       .returning({ id: episodes.id });
+    const expiredIds = expired.map((r) => r.id);
+    // Whose turns may now be free: the episodes just expired, and the ancestors they were holding.
+    const candidates = new Set(expiredIds);
+    for (let i = 0; i < expiredIds.length; i += REAP_CHUNK) {
+      const held = await this.db
+        .selectDistinct({ id: episodeLineage.ancestorId })
+        .from(episodeLineage)
+        .where(inArray(episodeLineage.episodeId, expiredIds.slice(i, i + REAP_CHUNK)));
+      for (const h of held) candidates.add(h.id);
+    }
+    await this.deleteUnreferencedTurns([...candidates]);
     const deleted = await this.db
       .delete(episodes)
       .where(and(eq(episodes.status, "expired"), lt(episodes.expiresAt, now - TOMBSTONE_MS)))
       .returning({ id: episodes.id });
-    return { expired: expired.length, deleted: deleted.length };
+    const deletedIds = deleted.map((r) => r.id);
+    for (let i = 0; i < deletedIds.length; i += REAP_CHUNK) {
+      const chunk = deletedIds.slice(i, i + REAP_CHUNK);
+      // An expired fork's lineage no longer holds anything (what it held was freed when it
+      // expired). The tombstone's own turns are not deleted here: a live fork may still hold them.
+      await this.db.delete(episodeLineage).where(inArray(episodeLineage.episodeId, chunk));
+    }
+    return { expired: expiredIds.length, deleted: deletedIds.length };
+  }
+
+  /** Deletes the turn rows of these episodes that no live episode needs: not their own (expired or gone), nor a live fork's prefix. */
+  private async deleteUnreferencedTurns(ids: string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += REAP_CHUNK) {
+      const chunk = ids.slice(i, i + REAP_CHUNK);
+      await this.db.delete(episodeTurns).where(
+        and(
+          inArray(episodeTurns.episodeId, chunk),
+          sql`NOT EXISTS (SELECT 1 FROM ${episodes} e WHERE e.id = ${episodeTurns.episodeId} AND e.status <> 'expired')`,
+          sql`NOT EXISTS (SELECT 1 FROM ${episodeLineage} l JOIN ${episodes} d ON d.id = l.episode_id
+                WHERE l.ancestor_id = ${episodeTurns.episodeId} AND l.to_turn >= ${episodeTurns.turn} AND d.status <> 'expired')`,
+        ),
+      );
+    }
   }
 }

@@ -1,9 +1,9 @@
 import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
- * One row per episode, holding everything needed to serve its next request. A step is
- * one conditional UPDATE of this row (`WHERE id = ? AND turn = ?`): atomic on SQLite
- * and on D1 alike, with no transaction, so one code path is correct on both.
+ * One row per episode: its head, everything a step needs and nothing that grows with the
+ * transcript. The transcript lives in `episode_turns`, one row per turn written once, so
+ * a step costs the same at turn 1,000 as at turn 10 (docs/long-horizon.md).
  */
 export const episodes = sqliteTable(
   "episodes",
@@ -18,13 +18,9 @@ export const episodes = sqliteTable(
     seed: integer("seed").notNull(),
     args: text("args", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
-    /** Environment state (JSON, validated by the environment's schema); null once expired. */
+    /** Environment state after the current turn (JSON, validated by the environment's schema); null once expired. */
     state: text("state", { mode: "json" }).$type<unknown>(),
-    /** The whole transcript as chat messages. */
-    messages: text("messages", { mode: "json" }).notNull().$type<unknown[]>(),
     promptLength: integer("prompt_length").notNull(),
-    /** The exact JSON body of each step's response, by turn, so a retry is answered byte for byte. */
-    replies: text("replies", { mode: "json" }).notNull().$type<string[]>(),
     turn: integer("turn").notNull(),
     status: text("status", { enum: ["active", "done", "closed", "expired"] }).notNull(),
     stopReason: text("stop_reason"),
@@ -41,11 +37,18 @@ export const episodes = sqliteTable(
     /** The tenant (API key name) that created it; only it (or an admin key) can see it. Rows from before tenancy belong to "public". */
     tenant: text("tenant").notNull().default("public"),
     /**
-     * What the row holds in client-driven bytes, approximately: metadata, args, opening
-     * messages and state at reset, plus each step's message and reply. The per-episode
+     * What the episode holds in client-driven bytes, approximately: metadata, args, opening
+     * messages and state at reset, plus each step's turn row. The per-episode
      * and per-tenant storage quotas count it (src/server/tenants/quotas.ts).
      */
     storedBytes: integer("stored_bytes").notNull().default(0),
+    /** The episode this one was forked from, and after which of its turns; null for a reset. */
+    parentId: text("parent_id"),
+    forkTurn: integer("fork_turn"),
+    /** The template hash of the latest step that carried sampled tokens (a fork starts with its parent's at the fork turn). */
+    templateHash: text("template_hash"),
+    /** Every turn whose template hash differed from the one before (TemplateChange[]), prefix included. */
+    templateChanges: text("template_changes", { mode: "json" }).notNull().default([]).$type<{ turn: number; from: string; to: string }[]>(),
   },
   (t) => [
     // One index serves the reaper (expires_at < now) and covers the per-tenant usage query
@@ -56,6 +59,60 @@ export const episodes = sqliteTable(
     index("episodes_env_status").on(t.envId, t.status),
   ],
 );
+
+/**
+ * One row per turn of an episode, written once by the step that made it (turn 0: the
+ * opening messages, written by reset). Keyed by (episode, turn): a second write of the
+ * same turn is refused by the key, whatever raced it. A fork has no rows for the turns it
+ * shares with its ancestors: it reads theirs (episode_lineage says which).
+ */
+export const episodeTurns = sqliteTable(
+  "episode_turns",
+  {
+    episodeId: text("episode_id").notNull(),
+    turn: integer("turn").notNull(),
+    /** The assistant message of this turn (null for turn 0). */
+    message: text("message", { mode: "json" }).$type<unknown>(),
+    /**
+     * Turn 0: the opening messages. Null for a step's turn: its reply messages are the
+     * `messages` of the stored response body, read from there (json_extract) rather than
+     * stored twice (a 4 KB observation would cost 8 KB a turn).
+     */
+    replyMessages: text("reply_messages", { mode: "json" }).$type<unknown[]>(),
+    /** The exact JSON body the step answered, so a retry is answered byte for byte (null for turn 0). */
+    reply: text("reply"),
+    /** The state after this turn, so a fork from it starts exactly there; null for turns migrated from before per-turn storage (all but the last). */
+    state: text("state", { mode: "json" }).$type<unknown>(),
+    /** Whether the episode ended with this turn (a fork cannot start from such a turn). */
+    done: integer("done", { mode: "boolean" }).notNull(),
+    /** SampledTokens as the step sent them, or null. */
+    sampled: text("sampled", { mode: "json" }).$type<unknown>(),
+    /** The template hash in effect after this turn (this step's, else the one before). */
+    templateHash: text("template_hash"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.episodeId, t.turn] })],
+);
+
+export type EpisodeTurnRow = typeof episodeTurns.$inferSelect;
+
+/**
+ * A fork's ancestry, flattened at fork time: (fork, ancestor, last turn of the ancestor in
+ * the fork's prefix). Reading a fork's transcript is one range read per row here, with no
+ * walk up the chain; the reaper keeps an expired ancestor's turns while a live fork's
+ * row names them.
+ */
+export const episodeLineage = sqliteTable(
+  "episode_lineage",
+  {
+    episodeId: text("episode_id").notNull(),
+    ancestorId: text("ancestor_id").notNull(),
+    toTurn: integer("to_turn").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.episodeId, t.ancestorId] }), index("episode_lineage_ancestor").on(t.ancestorId, t.toTurn)],
+);
+
+export type EpisodeLineageRow = typeof episodeLineage.$inferSelect;
 
 export type EpisodeRow = typeof episodes.$inferSelect;
 export type NewEpisodeRow = typeof episodes.$inferInsert;

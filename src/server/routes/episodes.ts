@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { CloseResponse, Episode, EpisodeId, ResetRequest, ResetResponse, ScoreResponse, StepRequest, StepResponse } from "../../protocol/index.js";
+import { CloseResponse, Episode, EpisodeId, EpisodeQuery, ForkRequest, ForkResponse, ResetRequest, ResetResponse, ScoreResponse, StepRequest, StepResponse } from "../../protocol/index.js";
 import type { AppEnv } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { errorResponses, json } from "./responses.js";
@@ -47,9 +47,34 @@ const getEpisode = createRoute({
   method: "get",
   path: "/v1/episodes/{episode_id}",
   tags: ["episodes"],
-  summary: "Read an episode: transcript, status, score",
-  request: { params: EpisodeParams },
-  responses: { 200: { description: "The episode.", content: json(Episode) }, ...errorResponses("episode_not_found", "episode_expired") },
+  summary: "Read an episode: transcript, status, score, sampled tokens",
+  description:
+    "Returns the transcript from `from_turn` on (default: all of it), at most `limit` turns, with each turn's stored sampled tokens. Reading a page costs what the page holds, not what the episode holds.",
+  request: { params: EpisodeParams, query: EpisodeQuery },
+  responses: { 200: { description: "The episode.", content: json(Episode) }, ...errorResponses("episode_not_found", "episode_expired", "invalid_request") },
+});
+
+const ForkHeaders = z.object({
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: "Repeating a fork with the same key (and body) returns the same episodes.", example: "run-7-node-12" }),
+});
+
+const forkEpisode = createRoute({
+  method: "post",
+  path: "/v1/episodes/{episode_id}/fork",
+  tags: ["episodes"],
+  summary: "Start n episodes from the state after a turn (fork)",
+  description:
+    "Each new episode shares the parent's transcript up to `turn` (stored once, not copied), has the parent's seed, and is stepped on its own: the same messages give the same transcript as the parent had. The parent is not changed; it may be active, done, closed or scored, but not expired.",
+  request: { params: EpisodeParams, headers: ForkHeaders, body: { required: false, content: json(ForkRequest) } },
+  responses: {
+    201: { description: "The new episodes (or, with a repeated Idempotency-Key, the ones made before).", content: json(ForkResponse) },
+    ...errorResponses("episode_not_found", "episode_expired", "turn_conflict", "episode_done", "fork_unavailable", "env_not_found", "env_unavailable", "idempotency_key_reused", "rate_limited", "payload_too_large", "malformed_json"),
+  },
 });
 
 const closeEpisode = createRoute({
@@ -85,7 +110,13 @@ export function registerEpisodeRoutes(app: OpenAPIHono<AppEnv>, service: Episode
     return c.body(body, 200, { "Content-Type": "application/json" }) as never;
   });
 
-  app.openapi(getEpisode, async (c) => c.json(await service.get(c.get("tenant"), c.req.valid("param").episode_id), 200));
+  app.openapi(getEpisode, async (c) => c.json(await service.get(c.get("tenant"), c.req.valid("param").episode_id, c.req.valid("query")), 200));
+
+  app.openapi(forkEpisode, async (c) => {
+    const { response, replayed } = await service.fork(c.get("tenant"), c.req.valid("param").episode_id, c.req.valid("json") ?? {}, c.req.valid("header")["idempotency-key"]);
+    if (replayed) c.header("Idempotent-Replayed", "true");
+    return c.json(response, 201);
+  });
 
   app.openapi(closeEpisode, async (c) => c.json(await service.close(c.get("tenant"), c.req.valid("param").episode_id), 200));
 

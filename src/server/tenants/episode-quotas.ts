@@ -42,12 +42,12 @@ export class EpisodeQuotas {
   }
 
   /**
-   * What a new episode must fit before it is stored: the metadata size, its starting
-   * bytes, then the tenant's open episodes and stored bytes (database-counted, through
+   * What `count` new episodes (one reset, or a fork's n) must fit before they are stored:
+   * the metadata size, each one's starting bytes, then the tenant's open episodes and stored bytes (database-counted, through
    * UsageCache). Counted before the insert, so resets racing in other processes can pass
    * a database-counted limit by what they admit within the cache's second.
    */
-  async admitReset(tenant: string, metadataBytes: number, rowBytes: number): Promise<void> {
+  async admitReset(tenant: string, metadataBytes: number, rowBytes: number, count = 1): Promise<void> {
     const q = this.quotas;
     if (q.maxMetadataBytes !== null && metadataBytes > q.maxMetadataBytes) {
       throw new ApiError("payload_too_large", `metadata is ${metadataBytes} bytes, past this server's limit of ${q.maxMetadataBytes}; keep metadata to ids and tags`, { quota: "metadata_bytes", limit: q.maxMetadataBytes, in_use: metadataBytes });
@@ -56,11 +56,11 @@ export class EpisodeQuotas {
       throw new ApiError("payload_too_large", `this episode would start at ${rowBytes} stored bytes, past the per-episode limit of ${q.maxEpisodeBytes}`, { quota: "episode_bytes", limit: q.maxEpisodeBytes, in_use: rowBytes });
     }
     if (q.maxOpenEpisodes === null && q.maxStoredBytes === null) return;
-    const fitsOpen = (u: TenantUsage) => q.maxOpenEpisodes === null || u.openEpisodes < q.maxOpenEpisodes;
-    const fitsBytes = (u: TenantUsage) => q.maxStoredBytes === null || u.storedBytes + rowBytes <= q.maxStoredBytes;
+    const fitsOpen = (u: TenantUsage) => q.maxOpenEpisodes === null || u.openEpisodes + count <= q.maxOpenEpisodes;
+    const fitsBytes = (u: TenantUsage) => q.maxStoredBytes === null || u.storedBytes + rowBytes * count <= q.maxStoredBytes;
     await this.usage.admit(
       tenant,
-      { openEpisodes: 1, storedBytes: rowBytes },
+      { openEpisodes: count, storedBytes: rowBytes * count },
       (u) => fitsOpen(u) && fitsBytes(u),
       () => this.store.usage(tenant, this.clock()),
       (u) =>

@@ -102,7 +102,8 @@ describe("per-tenant quotas", () => {
     expect((await store.get(id))?.storedBytes).toBeGreaterThan(10_000);
     advance(61_000);
     await store.reapExpired(now());
-    expect(await store.get(id)).toMatchObject({ status: "expired", metadata: {}, storedBytes: 0, messages: [] });
+    expect(await store.get(id)).toMatchObject({ status: "expired", metadata: {}, storedBytes: 0, state: null });
+    expect(await store.readTurns([{ episodeId: id, from: 0, to: 10 }])).toEqual([]);
     expect((await a("GET", `/v1/episodes/${id}`)).status).toBe(410);
   });
 

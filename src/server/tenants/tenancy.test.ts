@@ -115,10 +115,11 @@ describe("episodes belong to the tenant that started them", () => {
   it("gives rows made before tenancy (tenant \"public\" by the migration's default) to admin keys only", async () => {
     const { as, database } = await tenants();
     const raw = (database.db as unknown as { $client: { prepare(s: string): { run(...a: unknown[]): unknown } } }).$client;
-    // An episode row as a server before migration 0002 wrote it: no tenant column named.
+    // An episode row with no tenant named, as a server before migration 0002 wrote it (its
+    // transcript columns moved to episode_turns in 0003; test/migrate-0003.test.ts covers those).
     raw
       .prepare(
-        "INSERT INTO episodes (id, env_id, env_version, split, task_index, seed, args, metadata, messages, prompt_length, replies, turn, status, truncated, ttl_seconds, created_at, updated_at, expires_at) VALUES (?, 'reverse-text', '1.0.0', 'train', 0, 0, '{}', '{}', '[]', 0, '[]', 0, 'active', 0, 3600, ?, ?, ?)",
+        "INSERT INTO episodes (id, env_id, env_version, split, task_index, seed, args, metadata, prompt_length, turn, status, truncated, ttl_seconds, created_at, updated_at, expires_at) VALUES (?, 'reverse-text', '1.0.0', 'train', 0, 0, '{}', '{}', 0, 0, 'active', 0, 3600, ?, ?, ?)",
       )
       .run("ep_legacy", Date.now(), Date.now(), Date.now() + 3_600_000);
     expect((await as(KEYS.alice)("GET", "/v1/episodes/ep_legacy")).status).toBe(404);

@@ -40,6 +40,7 @@ ErrorCode = Literal[
     "idempotency_key_reused",
     "eval_running",
     "env_version_mismatch",
+    "fork_unavailable",
     "episode_expired",
     "payload_too_large",
     "unsupported_media_type",
@@ -228,9 +229,25 @@ class ResetResponse(_Response):
     expires_at: str
 
 
+class SampledTokens(_Request):
+    """What the trainer sampled for a step's assistant message (sent with the step, returned per turn)."""
+
+    token_ids: list[int] = Field(max_length=131_072)
+    logprobs: list[float] | None = Field(default=None, max_length=131_072)
+    template_hash: str = Field(min_length=1, max_length=128)
+
+
+class TemplateChange(_Response):
+    turn: int
+    # ``from`` is a Python keyword: the field is ``from_`` with the wire name as its alias.
+    from_: str = Field(alias="from")
+    to: str
+
+
 class StepRequest(_Request):
     turn: int = Field(ge=0)
     message: AssistantMessage
+    sampled: SampledTokens | None = None
 
 
 class StepResponse(_Response):
@@ -241,6 +258,7 @@ class StepResponse(_Response):
     stop_reason: str | None
     truncated: bool
     expires_at: str
+    template_change: TemplateChange | None = None
 
 
 class ScoreComponent(_Response):
@@ -262,6 +280,17 @@ class ScoreResponse(_Response):
     scored_at: str
 
 
+class EpisodeParent(_Response):
+    episode_id: str
+    turn: int
+
+
+class EpisodeTurn(_Response):
+    turn: int
+    message_count: int
+    sampled: SampledTokens | None
+
+
 class Episode(_Response):
     episode_id: str
     env_id: str
@@ -280,6 +309,12 @@ class Episode(_Response):
     truncated: bool
     error: str | None
     messages: list[ChatMessage]
+    # Defaults for servers from before per-turn storage, which send the whole transcript only.
+    from_turn: int = 0
+    next_from_turn: int | None = None
+    turns: list[EpisodeTurn] = []
+    template_changes: list[TemplateChange] = []
+    parent: EpisodeParent | None = None
     tools: list[ToolDefinition]
     score: Score | None
     metadata: dict[str, Any]
@@ -315,6 +350,26 @@ class RescoreResponse(_Response):
     episode_env_hash: str | None
     saved: bool
     scored_at: str
+
+
+class ForkRequest(_Request):
+    turn: int | None = Field(default=None, ge=0)
+    n: int | None = Field(default=None, ge=1, le=64)
+    ttl_seconds: int | None = Field(default=None, ge=1)
+    metadata: dict[str, Any] | None = None
+
+
+class ForkedEpisode(_Response):
+    episode_id: str
+    expires_at: str
+
+
+class ForkResponse(_Response):
+    parent: EpisodeParent
+    episodes: list[ForkedEpisode]
+    turn: int
+    max_turns: int
+    tools: list[ToolDefinition]
 
 
 # --- stateless scoring ------------------------------------------------------------
@@ -628,6 +683,13 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "StepResponse": StepResponse,
     "StepRequest": StepRequest,
     "Episode": Episode,
+    "EpisodeParent": EpisodeParent,
+    "EpisodeTurn": EpisodeTurn,
+    "SampledTokens": SampledTokens,
+    "TemplateChange": TemplateChange,
+    "ForkRequest": ForkRequest,
+    "ForkedEpisode": ForkedEpisode,
+    "ForkResponse": ForkResponse,
     "Score": Score,
     "ScoreComponent": ScoreComponent,
     "CloseResponse": CloseResponse,
