@@ -9,7 +9,7 @@ import { openNodeDatabase } from "../src/server/db/node-sqlite.js";
 import { jsonInit, readReply } from "./support/reply.js";
 
 // A database the release before episode versions made (test/fixtures/db-0.1.0/README.md):
-// opening it applies 0004_env_hash, and every episode in it must still read, step, score
+// opening it applies 0003_long_horizon and 0004_env_hash, and every episode in it must still read, step, score
 // and rescore. Its episodes expire on 2026-12-01, so the clock is pinned before that.
 const FIXTURE = "test/fixtures/db-0.1.0/edgegym-0.1.0.sqlite";
 const NOW = Date.parse("2026-11-24T12:00:00Z");
@@ -21,11 +21,13 @@ const dir = mkdtempSync(join(tmpdir(), "edgegym-migrate-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("a database made by the release before episode versions", () => {
-  it("moves forward with 0004_env_hash without losing an episode, and its episodes keep working", async () => {
+  it("moves forward with 0003_long_horizon and 0004_env_hash without losing an episode, and its episodes keep working", async () => {
     const path = join(dir, "edgegym.db");
     copyFileSync(FIXTURE, path);
     const before = new Database(path, { readonly: true });
-    const rowsBefore = before.prepare("SELECT id, env_id, env_version, status, turn, messages, score FROM episodes ORDER BY id").all();
+    const rowsBefore = before.prepare("SELECT id, env_id, env_version, status, turn, score FROM episodes ORDER BY id").all();
+    // 0003_long_horizon moves each transcript into per-turn rows: read back over HTTP below.
+    const transcripts = new Map((before.prepare("SELECT id, messages FROM episodes").all() as { id: string; messages: string }[]).map((r) => [r.id, JSON.parse(r.messages) as unknown[]]));
     const migrationsBefore = (before.prepare("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
     before.close();
     expect(rowsBefore).toHaveLength(3);
@@ -36,11 +38,12 @@ describe("a database made by the release before episode versions", () => {
     try {
       // Every row is still there, as it was, with no hash.
       const raw = new Database(path, { readonly: true });
-      expect(raw.prepare("SELECT id, env_id, env_version, status, turn, messages, score FROM episodes ORDER BY id").all()).toEqual(rowsBefore);
+      expect(raw.prepare("SELECT id, env_id, env_version, status, turn, score FROM episodes ORDER BY id").all()).toEqual(rowsBefore);
       expect(raw.prepare("SELECT count(*) AS n FROM episodes WHERE env_hash IS NULL").get()).toEqual({ n: 3 });
-      expect((raw.prepare("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n).toBe(migrationsBefore + 1);
+      expect((raw.prepare("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n).toBe(migrationsBefore + 2);
       raw.close();
 
+      for (const [id, messages] of transcripts) expect((await call("GET", `/v1/episodes/${id}`)).json.messages).toEqual(messages);
       const ttt = await call("GET", `/v1/episodes/${TTT}`);
       expect(ttt.json).toMatchObject({ env_id: "tic-tac-toe", env_version: "1.0.0", env_hash: null, turn: 1, metadata: { made_by: "0.1.0" } });
       // Held to its version only: the same version steps it.

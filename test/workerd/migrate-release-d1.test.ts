@@ -7,12 +7,12 @@ import { openD1Database } from "../../src/server/db/d1.js";
 
 // A D1 database as the previous release left it: migrations 0000–0002 applied by the
 // same tracking wrangler uses (d1_migrations), holding the episodes that release made
-// (test/fixtures/db-0.1.0). Applying ./drizzle then moves it forward by 0004_env_hash only.
+// (test/fixtures/db-0.1.0). Applying ./drizzle then moves it forward by 0003_long_horizon and 0004_env_hash.
 // Those episodes expire on 2026-12-01, so the app's clock is pinned before that.
 const NOW = Date.parse("2026-11-24T12:00:00Z");
 
 describe("a D1 database made by the release before episode versions", () => {
-  it("moves forward with 0004_env_hash without losing an episode, and its episodes keep working", async () => {
+  it("moves forward with 0003_long_horizon and 0004_env_hash without losing an episode, and its episodes keep working", async () => {
     const db = env.RELEASE_DB;
     await applyD1Migrations(db, env.TEST_MIGRATIONS.filter((m) => m.name < "0003"));
     const rows = env.RELEASE_EPISODES;
@@ -27,8 +27,11 @@ describe("a D1 database made by the release before episode versions", () => {
     await applyD1Migrations(db, env.TEST_MIGRATIONS);
     const applied = await db.prepare("SELECT name FROM d1_migrations ORDER BY id").all<{ name: string }>();
     expect(applied.results.map((r) => r.name)).toEqual(env.TEST_MIGRATIONS.map((m) => m.name));
-    const after = await db.prepare("SELECT * FROM episodes ORDER BY id").all<Record<string, unknown>>();
-    expect(after.results).toEqual(rows.map((row) => ({ ...row, env_hash: null })));
+    // The head columns are as they were (0003_long_horizon moved each transcript into
+    // per-turn rows, read back over HTTP below); 0004 adds a null hash.
+    const head = ["id", "env_id", "env_version", "status", "turn", "score", "metadata", "tenant"];
+    const after = await db.prepare(`SELECT ${head.join(", ")}, env_hash FROM episodes ORDER BY id`).all<Record<string, unknown>>();
+    expect(after.results).toEqual(rows.map((row) => ({ ...Object.fromEntries(head.map((c) => [c, row[c]])), env_hash: null })));
 
     const { app } = createApp({ db: openD1Database(db), registry: new EnvRegistry("worker", builtinEnvs), clock: () => NOW });
     const call = async (method: string, path: string, body?: unknown) => {
@@ -37,6 +40,7 @@ describe("a D1 database made by the release before episode versions", () => {
       const res = await app.request(path, init);
       return { status: res.status, json: (await res.json()) as Record<string, unknown> & { score?: { reward: number } } };
     };
+    for (const row of rows) expect((await call("GET", `/v1/episodes/${String(row.id)}`)).json.messages).toEqual(JSON.parse(String(row.messages)));
     const ttt = "ep_feda318b1d2746a69a85012e2c4b3977";
     expect((await call("GET", `/v1/episodes/${ttt}`)).json).toMatchObject({ env_id: "tic-tac-toe", env_hash: null, turn: 1, metadata: { made_by: "0.1.0" } });
     const step = await call("POST", `/v1/episodes/${ttt}/step`, { turn: 1, message: { role: "assistant", content: "<move>1</move>" } });
