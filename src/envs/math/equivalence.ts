@@ -1,7 +1,8 @@
 import { AnswerTooLongError, textWithin } from "../answer-limits.js";
 import { asciiMath, lastBoxed, latexToPlain } from "./latex.js";
-import { scalarEqual, type ScalarMethod } from "./scalar.js";
-import { answerShape, type AnswerShape } from "./structure.js";
+import { fixIdentifiers, isLabel, scalarEqual, type ScalarMethod } from "./scalar.js";
+import { answerShape, MATRIX_CLOSE, MATRIX_OPEN, splitTopLevel, type AnswerShape } from "./structure.js";
+import { decimalMath } from "./mathjs.js";
 
 /**
  * Are two final answers the same mathematical object? The candidate is what a model
@@ -38,17 +39,53 @@ export const MATH_ANSWER_MAX_CHARS = 2_000;
  */
 export const MATH_MAX_ITEMS = 32;
 
+/** How two answers are compared; every field is optional. */
+export interface EquivalenceOptions {
+  /**
+   * Decimal places a written decimal stands for (math-verify's `float_rounding`): `0.3333`
+   * equals `1/3` at 4, not at 6. Without it a decimal is its exact value (`0.3333` ≠ `1/3`).
+   */
+  precision?: number;
+  /**
+   * Read the candidate's double inequality as an interval (`-2 \le x \le 7` = `[-2,7]`).
+   * The reference's always is; math-verify's `allow_set_relation_comp`, default false.
+   */
+  relationsAsIntervals?: boolean;
+}
+
+function itemCount(shape: AnswerShape): number {
+  if (shape.kind === "union") return shape.parts.length;
+  if (shape.kind === "scalar") return 1;
+  if (shape.kind === "matrix") return shape.rows.reduce((n, row) => n + row.length, 0);
+  return shape.items.length;
+}
+
 function checkItems(shape: AnswerShape, what: string): void {
-  const count = shape.kind === "union" ? shape.parts.length : shape.kind === "scalar" ? 1 : shape.items.length;
+  const count = itemCount(shape);
   if (count > MATH_MAX_ITEMS) throw new AnswerTooLongError(what, count, MATH_MAX_ITEMS, "elements");
   if (shape.kind === "union") shape.parts.forEach((part) => checkItems(part, what));
 }
 
 /** Text to the form the structure reader and the scalar comparison expect. */
+/** Most matrices, rows or cells read from one answer (each is also an element under MATH_MAX_ITEMS). */
+const MAX_MATRIX_PARTS = 256;
+
+/** `\begin{pmatrix}a & b \\ c & d\end{pmatrix}` (any matrix or array environment) → `⟦a,b;c,d⟧`. */
+function matrices(text: string): string {
+  const pattern = /\\begin\{([pbvVB]?matrix|smallmatrix|array)\}(?:\{[^{}]*\})?([^]*?)\\end\{\1\}/g;
+  let count = 0;
+  return text.replace(pattern, (whole, _env: string, body: string) => {
+    if (++count > MAX_MATRIX_PARTS) return whole;
+    const rows = body.split(/\\\\/).map((row) => row.trim()).filter((row) => row !== "").slice(0, MAX_MATRIX_PARTS);
+    return MATRIX_OPEN + rows.map((row) => row.split("&").map((cell) => cell.trim()).join(",")).join(";") + MATRIX_CLOSE;
+  });
+}
+
 export function normalizeAnswerText(raw: string): string {
   let text = raw.trim();
   const boxed = lastBoxed(text);
   if (boxed !== null) text = boxed;
+  text = matrices(text);
   text = asciiMath(text);
   text = text.replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "");
   text = text.replace(/^\$+|\$+$/g, "").trim();
@@ -62,7 +99,77 @@ export function normalizeAnswerText(raw: string): string {
 /** Whitespace-free text: two elements equal here are the same element, no parse needed. */
 const sameText = (s: string): string => s.replace(/\s+/g, "");
 
-function matchUnordered(a: readonly string[], b: readonly string[]): boolean {
+/**
+ * What a relation says about the answer's value, applied to the normalized text:
+ * - `x \approx 11` is 11 and `1/3 \approx 0.33` is 1/3 (the exact value before the sign);
+ * - a chain `x = 5+5+1 = 11` is its last part;
+ * - `x \in [-2,7]` is the interval;
+ * - with `intervals`, `-2 <= x <= 7` is `[-2,7]` and `0 < f(x) < 1` is `(0,1)`.
+ */
+export function relationValue(text: string, intervals: boolean): string {
+  let t = text;
+  const approx = splitTopLevel(t, /\\approx(?![a-zA-Z])|≈/);
+  if (approx.length > 1) {
+    const before = approx[0] as string;
+    t = isLabel(before) ? (approx[1] as string) : before;
+  }
+  const member = /^(.*?)(?:\\in(?![a-zA-Z])|∈)(.*)$/.exec(t);
+  if (member && isLabel(member[1] as string)) t = (member[2] as string).trim();
+  if (!/[,;]|\sand\s|\sor\s/.test(t)) {
+    const eq = splitTopLevel(t, /(?<![<>!=])=(?!=)/);
+    if (eq.length > 2) t = eq[eq.length - 1] as string;
+  }
+  if (intervals) {
+    const chain = /^(.+?)(<=?|>=?)(.+?)(<=?|>=?)(.+)$/.exec(t);
+    if (chain && !/[<>=]/.test(`${chain[1]}${chain[3]}${chain[5]}`) && isLabel(chain[3] as string)) {
+      const [, a, op1, , op2, b] = chain as unknown as [string, string, string, string, string, string];
+      if (op1[0] === "<" && op2[0] === "<") t = `${op1 === "<" ? "(" : "["}${a.trim()},${b.trim()}${op2 === "<" ? ")" : "]"}`;
+      else if (op1[0] === ">" && op2[0] === ">") t = `${op2 === ">" ? "(" : "["}${b.trim()},${a.trim()}${op1 === ">" ? ")" : "]"}`;
+    }
+  }
+  return t.trim();
+}
+
+/** Whether the text reads as a mathematical value (else it is compared as text). */
+export function readsAsMath(text: string): boolean {
+  let shape: AnswerShape;
+  try {
+    shape = answerShape(relationValue(normalizeAnswerText(textWithin(text, MATH_ANSWER_MAX_CHARS, "answer")), true));
+  } catch {
+    return false;
+  }
+  const items = (s: AnswerShape): string[] =>
+    s.kind === "scalar" ? [s.text] : s.kind === "union" ? s.parts.flatMap(items) : s.kind === "matrix" ? s.rows.flat() : s.items;
+  const all = items(shape);
+  if (all.length === 0) return shape.kind === "set";
+  return all.every((item) => itemReadsAsMath(item, 0));
+}
+
+function itemReadsAsMath(item: string, depth: number): boolean {
+  // A tuple inside a list, `(1,2), (3,4)`: its elements must read.
+  const inner = answerShape(item);
+  if (inner.kind === "bracketed" && depth < 2) return inner.items.every((x) => itemReadsAsMath(x, depth + 1));
+  {
+    const sides = item
+      .replace(/_\{[^{}]*\}|_\w/g, "")
+      .replace(/\\?%|\$|\\pm|±/g, " ")
+      .split(/<=|>=|!=|[<>=:]/)
+      .map((side) => side.trim());
+    if (sides.some((side) => side === "")) return false;
+    const plain = sides.join("-");
+    if ((plain.match(/[a-zA-Z]{3,}/g) ?? []).some((w) => !KNOWN_WORDS.test(w))) return false;
+    try {
+      decimalMath().parse(fixIdentifiers(plain));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+const KNOWN_WORDS = /^(?:sqrt|nthRoot|pi|sin|cos|tan|sec|csc|cot|log|log10|exp|Infinity|asin|acos|atan|arcsin|arccos|arctan|sinh|cosh|tanh|floor|ceil|combinations|abs|cbrt)$/;
+
+function matchUnordered(a: readonly string[], b: readonly string[], precision: number | undefined): boolean {
   if (a.length !== b.length) return false;
   const used = new Array<boolean>(b.length).fill(false);
   // Identical elements pair off first through a map, so a set against itself reordered
@@ -76,44 +183,81 @@ function matchUnordered(a: readonly string[], b: readonly string[]): boolean {
     else used[k] = true;
   }
   for (const item of rest) {
-    const j = b.findIndex((other, k) => !used[k] && scalarEqual(item, other).equal);
+    const j = b.findIndex((other, k) => !used[k] && itemEqual(item, other, precision));
     if (j < 0) return false;
     used[j] = true;
   }
   return true;
 }
 
-function shapesEqual(c: AnswerShape, g: AnswerShape): boolean {
+/**
+ * One element of a list or set: a tuple or interval compares as one (`(0;-2;6)` = `(0, -2, 6)`),
+ * up to MATH_MAX_ITEMS elements of its own; anything else as a value.
+ */
+function itemEqual(a: string, b: string, precision: number | undefined): boolean {
+  if (/^[([]/.test(a) || /^[([]/.test(b)) {
+    const as = answerShape(a);
+    const bs = answerShape(b);
+    if ((as.kind === "bracketed" || bs.kind === "bracketed") && itemCount(as) <= MATH_MAX_ITEMS && itemCount(bs) <= MATH_MAX_ITEMS) {
+      return shapesEqual(as, bs, precision);
+    }
+  }
+  return scalarEqual(a, b, precision).equal;
+}
+
+function shapesEqual(c: AnswerShape, g: AnswerShape, precision: number | undefined): boolean {
   if (c.kind === "union" || g.kind === "union") {
     const cp = c.kind === "union" ? c.parts : [c];
     const gp = g.kind === "union" ? g.parts : [g];
     if (cp.length !== gp.length) return false;
     const used = new Array<boolean>(gp.length).fill(false);
     return cp.every((part) => {
-      const j = gp.findIndex((other, k) => !used[k] && shapesEqual(part, other));
+      const j = gp.findIndex((other, k) => !used[k] && shapesEqual(part, other, precision));
       if (j >= 0) used[j] = true;
       return j >= 0;
+    });
+  }
+  if (c.kind === "matrix" || g.kind === "matrix") {
+    if (c.kind !== "matrix" || g.kind !== "matrix" || c.rows.length !== g.rows.length) return false;
+    return c.rows.every((row, r) => {
+      const other = g.rows[r] as string[];
+      return row.length === other.length && row.every((cell, k) => scalarEqual(cell, other[k] as string, precision).equal);
     });
   }
   if (c.kind === "bracketed" || g.kind === "bracketed") {
     if (c.kind !== "bracketed" || g.kind !== "bracketed") return false;
     if (c.open !== g.open || c.close !== g.close || c.items.length !== g.items.length) return false;
-    return c.items.every((item, k) => scalarEqual(item, g.items[k] as string).equal);
+    return c.items.every((item, k) => scalarEqual(item, g.items[k] as string, precision).equal);
   }
-  const items = (s: AnswerShape): string[] => (s.kind === "scalar" ? [s.text] : s.kind === "set" || s.kind === "list" ? s.items : []);
-  return matchUnordered(items(c), items(g));
+  const items = (s: AnswerShape): string[] => (s.kind === "scalar" ? [s.text] : s.kind === "set" ? s.items : s.kind === "list" ? s.items : []);
+  return matchUnordered(items(c), items(g), precision);
 }
 
-export function checkEquivalence(candidate: string | null | undefined, gold: string): Equivalence {
+/** `(p,q) = (3,2)` against `(3,2)`: when only one side is `label = value`, its value is the answer. */
+function dropOneSidedLabel(c: string, g: string): [string, string] {
+  const labelled = (t: string): string | null => {
+    const parts = splitTopLevel(t, /(?<![<>!=])=(?!=)/);
+    return parts.length === 2 && isLabel(parts[0] as string) && !/[<>]/.test(t) ? (parts[1] as string) : null;
+  };
+  const cl = labelled(c);
+  const gl = labelled(g);
+  if (cl !== null && gl === null && !/=/.test(g)) return [cl, g];
+  if (gl !== null && cl === null && !/=/.test(c)) return [c, gl];
+  return [c, g];
+}
+
+export function checkEquivalence(candidate: string | null | undefined, gold: string, options: EquivalenceOptions = {}): Equivalence {
   if (candidate == null || candidate.trim() === "") return { equal: false, method: "empty" };
-  const c = normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer"));
-  const g = normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer"));
-  const cs = answerShape(c);
-  const gs = answerShape(g);
+  const precision = options.precision;
+  const c = relationValue(normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer")), options.relationsAsIntervals ?? false);
+  const g = relationValue(normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer")), true);
+  const [cv, gv] = dropOneSidedLabel(c, g);
+  const cs = answerShape(cv);
+  const gs = answerShape(gv);
   checkItems(cs, "answer");
   checkItems(gs, "reference answer");
-  if (cs.kind === "scalar" && gs.kind === "scalar") return scalarEqual(cs.text, gs.text);
-  return { equal: shapesEqual(cs, gs), method: "structure" };
+  if (cs.kind === "scalar" && gs.kind === "scalar") return scalarEqual(cs.text, gs.text, precision);
+  return { equal: shapesEqual(cs, gs, precision), method: "structure" };
 }
 
 /** @example mathEqual("\\boxed{\\dfrac{1}{2}}", "0.5") // true */
