@@ -95,8 +95,26 @@ export function lastBoxedGroup(text: string): string | null {
   return contents.length === 0 ? null : contents.reverse().join(",");
 }
 
+/**
+ * `text.indexOf(needle, from)` remembering its last answer per needle: when searches start
+ * at increasing positions (as the span scan's do), a search from before the last hit
+ * returns that hit without scanning again, and one past the last miss returns -1, so
+ * `\( \( \( …` with no closing delimiter costs one scan of the text, not one per opening.
+ */
+function memoIndexOf(text: string): (needle: string, from: number) => number {
+  const last = new Map<string, { from: number; at: number }>();
+  return (needle, from) => {
+    const memo = last.get(needle);
+    if (memo && from >= memo.from && (memo.at < 0 || from <= memo.at)) return memo.at;
+    const at = text.indexOf(needle, from);
+    last.set(needle, { from, at });
+    return at;
+  };
+}
+
 /** Math spans in order of position. Inline `$…$` and `\(…\)` stay on one line, as in math-verify. */
 export function mathSpans(text: string): Span[] {
+  const find = memoIndexOf(text);
   const spans: Span[] = [];
   let i = 0;
   while (i < text.length && spans.length < MAX_BOXES * 4) {
@@ -127,9 +145,9 @@ export function mathSpans(text: string): Span[] {
     let j = i + open.length;
     let found = -1;
     while (j < text.length) {
-      const k = text.indexOf(close, j);
+      const k = find(close, j);
       if (k < 0) break;
-      const newline = text.indexOf("\n", j);
+      const newline = oneLine ? find("\n", j) : -1;
       if (oneLine && newline >= 0 && newline < k) break;
       if (close === "$" || close === "$$" ? text[k - 1] === "\\" : false) {
         j = k + 1;
