@@ -62,10 +62,10 @@ describe("math answers are bounded", () => {
     expect(scalarEqual("(9^9)^9^9", "1").equal).toBe(false);
   });
 
-  it("verifyMath refuses a text past MATH_TEXT_MAX_CHARS, and an extracted answer past MATH_ANSWER_MAX_CHARS is not compared", () => {
+  it("verifyMath refuses a text past MATH_TEXT_MAX_CHARS, and an extracted answer past MATH_ANSWER_MAX_CHARS too", () => {
     expect(() => verifyMath("1", "1".padEnd(MATH_TEXT_MAX_CHARS + 1, " "))).toThrow(AnswerTooLongError);
     expect(() => verifyMath("1".padEnd(MATH_TEXT_MAX_CHARS + 1, " "), "1")).toThrow(/reference answer/);
-    expect(verifyMath("1", `\\boxed{${"1+".repeat(MATH_ANSWER_MAX_CHARS)}1}`).equal).toBe(false);
+    expect(() => verifyMath("1", `\\boxed{${"1+".repeat(MATH_ANSWER_MAX_CHARS)}1}`)).toThrow(/answer is 4001 characters, past this environment's limit of 2000/);
   });
 
   // Each of these made an extractor that rescans from every opening delimiter quadratic
@@ -86,6 +86,13 @@ describe("math answers are bounded", () => {
     ["a chain of relations", `$${"<".repeat(1_990)}$`],
     ["unclosed matrices", `$${"\\begin{pmatrix}".repeat(120)}$`],
   ])("extracts from %s in bounded work", (_name, text) => {
-    expect(typeof verifyMath("1", text).equal).toBe("boolean");
+    // A verdict, or the refusal of a text whose only reading is past MATH_ANSWER_MAX_CHARS.
+    let outcome: unknown;
+    try {
+      outcome = verifyMath("1", text).equal;
+    } catch (err) {
+      outcome = err;
+    }
+    expect(typeof outcome === "boolean" || outcome instanceof AnswerTooLongError, String(outcome)).toBe(true);
   });
 });

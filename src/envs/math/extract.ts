@@ -5,10 +5,12 @@
  * linear in the text, and the text is capped before any of it.
  *
  * Readings are tried in this order, and the first kind that finds anything decides:
+ * 0. GSM8K's `#### 42`: what follows the last `####` (math-verify has no such anchor);
  * 1. `\boxed{…}` / `\fbox{…}`: the last one, together with the boxes just before it
  *    when they are close (under 10 characters apart) or separated by `,` `;` `and` `or`
  *    within 70 characters and differ from it (`\boxed{1}, \boxed{2}` reads `1,2`);
- * 2. "final answer is X" (X a math span or a number or expression);
+ * 2. "final answer is X" (X a math span or a number or expression); when it comes after
+ *    the last box it wins over the box (math-verify ranks the two alike, rightmost first);
  * 3. "answer: X", then "answer … X" within 50 characters;
  * 4. any math span (`$…$`, `$$…$$`, `\(…\)`, `\[…\]`; inline spans stay on one line;
  *    spans joined by `,` `and` `or` read as one list), any bare `\frac{a}{b}`, and,
@@ -254,6 +256,12 @@ export function answerReadings(text: string, targets: readonly ExtractionTarget[
   const trimmed = text.trim();
   if (trimmed === "") return [];
   const latex = targets.includes("latex");
+  // GSM8K's reference solutions end in `#### 42`: what follows the last marker is the answer.
+  const hashes = trimmed.lastIndexOf("####");
+  if (hashes >= 0) {
+    const tail = (trimmed.slice(hashes + 4).split("\n")[0] as string).trim();
+    if (tail !== "") return [{ text: /^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(tail) ? plainNumber(tail) : tail, how: "final-answer" }];
+  }
   const boxed = latex ? lastBoxedGroup(trimmed) : null;
   const hasDelimiters = /\$|\\\(|\\\[/.test(trimmed);
   // A bare number with a decimal comma (`1000,99`, `0,111`; not `1,000`) is a decimal, as math-verify's expr target reads it.

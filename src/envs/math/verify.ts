@@ -30,9 +30,14 @@ export interface MathVerdict extends Equivalence {
   candidate: string | null;
 }
 
-/** The first reading that reads as math, else the first one (compared as text); null when there is none. */
-function chosen(readings: readonly AnswerReading[]): string | null {
+/**
+ * The first reading that reads as math, else the first one (compared as text); null when
+ * there is none. Readings past MATH_ANSWER_MAX_CHARS are skipped; when every one is, the
+ * answer is refused as too long (AnswerTooLongError), as checkEquivalence refuses it.
+ */
+function chosen(readings: readonly AnswerReading[], what: string): string | null {
   const usable = readings.filter((r) => r.text.length <= MATH_ANSWER_MAX_CHARS);
+  if (usable.length === 0 && readings[0]) textWithin(readings[0].text, MATH_ANSWER_MAX_CHARS, what);
   return (usable.find((r) => readsAsMath(r.text)) ?? usable[0])?.text ?? null;
 }
 
@@ -51,8 +56,9 @@ function chosen(readings: readonly AnswerReading[]): string | null {
  */
 export function verifyMath(reference: string, candidate: string, options: VerifyMathOptions = {}): MathVerdict {
   const targets = options.targets ?? ["latex", "expr"];
-  const ref = chosen(answerReadings(textWithin(reference, MATH_TEXT_MAX_CHARS, "reference answer"), targets));
-  const cand = chosen(answerReadings(textWithin(candidate, MATH_TEXT_MAX_CHARS, "answer"), targets));
+  // The candidate first: when both are refused, the model's answer is the reason reported.
+  const cand = chosen(answerReadings(textWithin(candidate, MATH_TEXT_MAX_CHARS, "answer"), targets), "answer");
+  const ref = chosen(answerReadings(textWithin(reference, MATH_TEXT_MAX_CHARS, "reference answer"), targets), "reference answer");
   if (ref === null || cand === null) return { equal: false, method: "empty", reference: ref, candidate: cand };
   const precision = options.precision === "exact" ? undefined : (options.precision ?? DEFAULT_PRECISION);
   const verdict = checkEquivalence(cand, ref, { precision, relationsAsIntervals: options.allowSetRelationComparison });
