@@ -2,16 +2,15 @@ import { describe, expect, it } from "vitest";
 import oldCorpus from "./equivalence-cases.json" with { type: "json" };
 import issueCases from "./issue-13-cases.json" with { type: "json" };
 import ported from "./math-verify-cases.json" with { type: "json" };
+import { KNOWN_MISSES, OVERRIDES } from "./math-verify-verdicts.js";
 import { verifyMath } from "./verify.js";
 
 /**
  * math-verify 0.9.0's own test cases (ported by scripts/port-math-verify-cases.py, each
  * naming its file:line) and the cases of issue 13, run through verifyMath with each case's
- * options. Zero false positives is enforced; every expected verdict must hold except:
- * - OVERRIDES: cases whose expected verdict we argue is wrong, and say why;
- * - KNOWN_MISSES: equal pairs verifyMath does not yet see as equal, with what is missing.
- * A miss that starts to pass fails the test until it is taken off the list, so the list
- * only shrinks.
+ * options. Zero false positives is enforced; every expected verdict must hold except the
+ * OVERRIDES and KNOWN_MISSES of math-verify-verdicts.ts. A miss that starts to pass fails
+ * the test until it is taken off the list, so the list only shrinks.
  */
 interface Case {
   source: string;
@@ -23,31 +22,6 @@ interface Case {
   strict: boolean;
   allowSetRelationComp: boolean;
 }
-
-const OVERRIDES: Record<string, { expected: boolean; why: string }> = {
-  "tests/test_all.py:760": {
-    expected: false,
-    why: "math-verify parses `(1,3)` as Interval.open(1, 3) and `{1,3}` as FiniteSet(1, 3) and then compares the interval's endpoints with the set's elements; an open interval is not a two-element set (its twin at :759, `(3,1)` vs `{1,3}`, is unequal only because the order differs)",
-  },
-  "tests/test_yujianll.py:28": {
-    expected: false,
-    why: "1 − 1/e ≈ 0.632 and 1 + 1/e ≈ 1.368 are different numbers; math-verify 0.9.0 extracts both as `1` (its span regex stops at the `}` of `\\mathrm{e}`, leaving `1 - \\frac{1}{` and `1 + \\frac{1}{`, which parse as 1), so the expected 1 records that extraction bug",
-  },
-};
-
-const KNOWN_MISSES: Record<string, string> = {
-  "tests/test_all.py:138": "`\\frac{1}{2} \\$ = \\frac{10}{9}`: an escaped dollar inside an equation; math-verify keeps the right side",
-  "tests/test_all.py:512": "matrix arithmetic (a sum of two matrices) is not evaluated",
-  "tests/test_all.py:518": "matrix arithmetic (a product of two matrices) is not evaluated",
-  "tests/test_all.py:583": "`\\sqrt[3]{x}^2` against `x^{2/3}`: at negative sample points mathjs takes the complex principal power",
-  "tests/test_numina_cases.py:9": "a list of tuples with one tuple repeated: lists compare as multisets (`1, 2, 2` ≠ `1, 2` in the old corpus)",
-  "tests/test_numina_cases.py:24": "`1 \\leq |z| \\leq 3/2` as a union of intervals needs solving an inequality in |z|",
-  "tests/test_numina_cases.py:54": "`p=5,q=2;p=7,q=2` as the tuples `(5,2),(7,2)`: labelled assignments are not regrouped into tuples",
-  "tests/test_numina_cases.py:96": "same pair as tests/test_numina_cases.py:9",
-  "tests/test_numina_cases.py:121": "an unclosed `\\\\boxed{W(n) = 1 \\\\text{ and } W(n) = -1` against `W(x)=1orW(x)=-1` (renamed variable, words glued)",
-  "tests/test_strict.py:8": "`strict=False` (variable names ignored) is not supported: verifyMath always compares strictly",
-  "tests/test_yujianll.py:20": "sums (`\\sum_{k=0}^{n-1}`) are not read; equal text after reordering factors needs a symbolic product",
-};
 
 const all = [...(ported.cases as Case[]), ...(issueCases.cases as Case[])];
 const expectedOf = (c: Case): boolean => OVERRIDES[c.source]?.expected ?? c.expected;

@@ -51,4 +51,23 @@ describe("verifyMath", () => {
     expect(verifyMath("$\\frac{1}{2}$", "$\\frac{1}{2}$", { targets: ["latex"] }).equal).toBe(true);
     expect(verifyMath("2", "we get 2 here", { targets: ["latex"] }).equal).toBe(false);
   });
+
+  it("reads bare LaTeX references (no $…$), the way edgegym datasets write them", () => {
+    const equal: [string, string][] = [
+      ["-7/2", "-3\\frac{1}{2}"],
+      ["1", "\\sin^2(x)+\\cos^2(x)"],
+      ["\\sec^2 y", "\\tan^2 y + 1"],
+      ["3", "\\log_2 8"],
+      ["x \\geq 5", "5 \\leq x"],
+      ["[-2,7]", "x \\in [-2,7]"],
+      ["\\begin{bmatrix}1 & 2\\end{bmatrix}", "\\begin{pmatrix}1 & 2\\end{pmatrix}"],
+    ];
+    const unequal: [string, string][] = [
+      ["-5/2", "-3\\frac{1}{2}"],
+      ["x \\geq 5", "x \\leq 5"],
+      ["\\begin{bmatrix}1 & 2\\end{bmatrix}", "\\begin{pmatrix}2 & 1\\end{pmatrix}"],
+    ];
+    expect(equal.filter(([g, c]) => !verifyMath(g, c).equal)).toEqual([]);
+    expect(unequal.filter(([g, c]) => verifyMath(g, c).equal)).toEqual([]);
+  });
 });
