@@ -205,6 +205,22 @@ function itemEqual(a: string, b: string, precision: number | undefined): boolean
   return scalarEqual(a, b, precision).equal;
 }
 
+/**
+ * A list of solution tuples with one written twice is the same list (`(3,17,3,7)` twice in a
+ * list of quadruples); repeated numbers are kept, since `1, 2, 2` may give a root's
+ * multiplicity. Only textually identical tuples are merged.
+ */
+function distinctTuples(items: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    if (!/^[([]/.test(item)) return true;
+    const key = sameText(item);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 function shapesEqual(c: AnswerShape, g: AnswerShape, precision: number | undefined): boolean {
   if (c.kind === "union" || g.kind === "union") {
     const cp = c.kind === "union" ? c.parts : [c];
@@ -229,15 +245,21 @@ function shapesEqual(c: AnswerShape, g: AnswerShape, precision: number | undefin
     if (c.open !== g.open || c.close !== g.close || c.items.length !== g.items.length) return false;
     return c.items.every((item, k) => scalarEqual(item, g.items[k] as string, precision).equal);
   }
-  const items = (s: AnswerShape): string[] => (s.kind === "scalar" ? [s.text] : s.kind === "set" ? s.items : s.kind === "list" ? s.items : []);
+  const items = (s: AnswerShape): string[] => (s.kind === "scalar" ? [s.text] : s.kind === "set" ? s.items : s.kind === "list" ? distinctTuples(s.items) : []);
   return matchUnordered(items(c), items(g), precision);
 }
 
-/** `(p,q) = (3,2)` against `(3,2)`: when only one side is `label = value`, its value is the answer. */
+/** `(p,q) = (3,2)` against `(3,2)`: when only one side is `label = value` (or `number = value`), its value is the answer. */
 function dropOneSidedLabel(c: string, g: string): [string, string] {
   const labelled = (t: string): string | null => {
     const parts = splitTopLevel(t, /(?<![<>!=])=(?!=)/);
-    return parts.length === 2 && isLabel(parts[0] as string) && !/[<>]/.test(t) ? (parts[1] as string) : null;
+    if (parts.length !== 2 || /[<>]/.test(t)) return null;
+    const lhs = parts[0] as string;
+    // A label (`(p,q) =`), or a computation shown before its numeric result
+    // (`\frac{1}{2} \$ = \frac{10}{9}`, `7 + 5 = 12`; not `7 = 11a+c`): the value is the right side.
+    const rhs = parts[1] as string;
+    const numeric = (x: string): boolean => /\d/.test(x) && !/[a-zA-Z]/.test(x);
+    return isLabel(lhs) || (numeric(lhs) && numeric(rhs)) ? rhs : null;
   };
   const cl = labelled(c);
   const gl = labelled(g);

@@ -315,6 +315,9 @@ function symbolicEqual(a: string, b: string, equations: boolean, positiveFactor 
     const va = as[k];
     const vb = bs[k];
     if (!va || !vb || ![va.re, va.im, vb.re, vb.im].every(Number.isFinite)) continue;
+    // One side real and the other not: a real root (`\sqrt[3]{x}^2`) against a principal
+    // complex power (`x^{2/3}`) at a negative point; the point says nothing, at least 4 others must.
+    if ((Math.abs(va.im) < 1e-12) !== (Math.abs(vb.im) < 1e-12)) continue;
     valid++;
     if (!equations) {
       if (!closeComplex(va, vb)) return false;
