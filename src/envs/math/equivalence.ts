@@ -2,7 +2,7 @@ import { AnswerTooLongError, textWithin } from "../answer-limits.js";
 import { asciiMath, lastBoxed, latexToPlain } from "./latex.js";
 import { fixIdentifiers, isLabel, scalarEqual, type ScalarMethod } from "./scalar.js";
 import { answerShape, MATRIX_CLOSE, MATRIX_OPEN, splitTopLevel, type AnswerShape } from "./structure.js";
-import { decimalMath } from "./mathjs.js";
+import { decimalMath, floatMath } from "./mathjs.js";
 
 /**
  * Are two final answers the same mathematical object? The candidate is what a model
@@ -249,6 +249,27 @@ function shapesEqual(c: AnswerShape, g: AnswerShape, precision: number | undefin
   return matchUnordered(items(c), items(g), precision);
 }
 
+/**
+ * Sums and products of numeric matrices, evaluated: `⟦1,2;3,4⟧ + ⟦5,6;7,8⟧` → `⟦6,8;10,12⟧`,
+ * `⟦1,0;0,1⟧ ⟦1,0;0,1⟧` (written side by side) → their product. Text without two matrices,
+ * with a variable in a cell, or that mathjs cannot evaluate to a matrix, is left as it is.
+ */
+function matrixArithmetic(text: string): string {
+  if (text.indexOf(MATRIX_OPEN) === text.lastIndexOf(MATRIX_OPEN)) return text;
+  if (/[a-zA-Z]/.test(text.replace(/sqrt|pi/g, ""))) return text;
+  const expr = text
+    .replace(new RegExp(`${MATRIX_CLOSE}\\s*${MATRIX_OPEN}`, "g"), `${MATRIX_CLOSE}*${MATRIX_OPEN}`)
+    .replace(new RegExp(`${MATRIX_OPEN}([^${MATRIX_OPEN}${MATRIX_CLOSE}]*)${MATRIX_CLOSE}`, "g"), (_m, body: string) => `[[${body.split(";").join("],[")}]]`);
+  try {
+    const value = floatMath().evaluate(expr) as { toArray?: () => unknown };
+    const rows = value?.toArray?.();
+    if (!Array.isArray(rows) || !rows.every((row) => Array.isArray(row) && row.every((x) => typeof x === "number" && Number.isFinite(x)))) return text;
+    return MATRIX_OPEN + (rows as number[][]).map((row) => row.join(",")).join(";") + MATRIX_CLOSE;
+  } catch {
+    return text;
+  }
+}
+
 /** `(p,q) = (3,2)` against `(3,2)`: when only one side is `label = value` (or `number = value`), its value is the answer. */
 function dropOneSidedLabel(c: string, g: string): [string, string] {
   const labelled = (t: string): string | null => {
@@ -273,7 +294,7 @@ export function checkEquivalence(candidate: string | null | undefined, gold: str
   const precision = options.precision;
   const c = relationValue(normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer")), options.relationsAsIntervals ?? false);
   const g = relationValue(normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer")), true);
-  const [cv, gv] = dropOneSidedLabel(c, g);
+  const [cv, gv] = dropOneSidedLabel(c, g).map(matrixArithmetic) as [string, string];
   const cs = answerShape(cv);
   const gs = answerShape(gv);
   checkItems(cs, "answer");

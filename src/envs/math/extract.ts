@@ -243,7 +243,7 @@ function leadingValue(rest: string, spans: Span[], offset: number, targets: read
 
 /** Letters words of three or more that are no LaTeX command: the text is prose. */
 function hasProse(text: string): boolean {
-  const words = text.replace(/\\[a-zA-Z]+/g, " ").match(/[a-zA-Z]{3,}/g) ?? [];
+  const words = text.replace(/\\(?:begin|end)\{[a-zA-Z*]*\}|\\[a-zA-Z]+/g, " ").match(/[a-zA-Z]{3,}/g) ?? [];
   const known = /^(?:sqrt|frac|pi|sin|cos|tan|sec|csc|cot|log|exp|and|or|infty|inf|cup|cap|arcsin|arccos|arctan|sinh|cosh|tanh|floor|ceil)$/i;
   return words.some((w) => !known.test(w));
 }
