@@ -49,7 +49,7 @@ for (const c of cases) {
   const start = performance.now();
   let equal: boolean;
   try {
-    equal = verifyMath(c.gold, c.pred, { precision: c.precision, targets: c.targets, allowSetRelationComparison: c.allowSetRelationComp }).equal;
+    equal = verifyMath(c.gold, c.pred, { precision: c.precision, targets: c.targets, allowSetRelationComparison: c.allowSetRelationComp, strict: c.strict }).equal;
   } catch {
     equal = false; // a refusal (too long) is a 0, as in a rubric
   }

@@ -1,6 +1,6 @@
 import { AnswerTooLongError, textWithin } from "../answer-limits.js";
 import { asciiMath, lastBoxed, latexToPlain } from "./latex.js";
-import { fixIdentifiers, isLabel, scalarEqual, type ScalarMethod } from "./scalar.js";
+import { fixIdentifiers, isLabel, scalarEqual, type ScalarMethod, type ScalarOptions } from "./scalar.js";
 import { answerShape, MATRIX_CLOSE, MATRIX_OPEN, splitTopLevel, type AnswerShape } from "./structure.js";
 import { decimalMath, floatMath } from "./mathjs.js";
 
@@ -51,6 +51,12 @@ export interface EquivalenceOptions {
    * The reference's always is; math-verify's `allow_set_relation_comp`, default false.
    */
   relationsAsIntervals?: boolean;
+  /**
+   * Variables must match by name (default true). With false, expressions compare up to a
+   * renaming of their variables in sorted order: `f(x)` = `f(y)` (math-verify's `strict=False`);
+   * a function name is a variable too (`f(x)` reads as f·x), so `f(x)` = `g(y)` as well.
+   */
+  strict?: boolean;
 }
 
 function itemCount(shape: AnswerShape): number {
@@ -169,7 +175,7 @@ function itemReadsAsMath(item: string, depth: number): boolean {
 
 const KNOWN_WORDS = /^(?:sqrt|nthRoot|pi|sin|cos|tan|sec|csc|cot|log|log10|exp|Infinity|asin|acos|atan|arcsin|arccos|arctan|sinh|cosh|tanh|floor|ceil|combinations|abs|cbrt)$/;
 
-function matchUnordered(a: readonly string[], b: readonly string[], precision: number | undefined): boolean {
+function matchUnordered(a: readonly string[], b: readonly string[], opts: ScalarOptions): boolean {
   if (a.length !== b.length) return false;
   const used = new Array<boolean>(b.length).fill(false);
   // Identical elements pair off first through a map, so a set against itself reordered
@@ -183,7 +189,7 @@ function matchUnordered(a: readonly string[], b: readonly string[], precision: n
     else used[k] = true;
   }
   for (const item of rest) {
-    const j = b.findIndex((other, k) => !used[k] && itemEqual(item, other, precision));
+    const j = b.findIndex((other, k) => !used[k] && itemEqual(item, other, opts));
     if (j < 0) return false;
     used[j] = true;
   }
@@ -194,15 +200,15 @@ function matchUnordered(a: readonly string[], b: readonly string[], precision: n
  * One element of a list or set: a tuple or interval compares as one (`(0;-2;6)` = `(0, -2, 6)`),
  * up to MATH_MAX_ITEMS elements of its own; anything else as a value.
  */
-function itemEqual(a: string, b: string, precision: number | undefined): boolean {
+function itemEqual(a: string, b: string, opts: ScalarOptions): boolean {
   if (/^[([]/.test(a) || /^[([]/.test(b)) {
     const as = answerShape(a);
     const bs = answerShape(b);
     if ((as.kind === "bracketed" || bs.kind === "bracketed") && itemCount(as) <= MATH_MAX_ITEMS && itemCount(bs) <= MATH_MAX_ITEMS) {
-      return shapesEqual(as, bs, precision);
+      return shapesEqual(as, bs, opts);
     }
   }
-  return scalarEqual(a, b, precision).equal;
+  return scalarEqual(a, b, opts).equal;
 }
 
 /**
@@ -221,14 +227,14 @@ function distinctTuples(items: readonly string[]): string[] {
   });
 }
 
-function shapesEqual(c: AnswerShape, g: AnswerShape, precision: number | undefined): boolean {
+function shapesEqual(c: AnswerShape, g: AnswerShape, opts: ScalarOptions): boolean {
   if (c.kind === "union" || g.kind === "union") {
     const cp = c.kind === "union" ? c.parts : [c];
     const gp = g.kind === "union" ? g.parts : [g];
     if (cp.length !== gp.length) return false;
     const used = new Array<boolean>(gp.length).fill(false);
     return cp.every((part) => {
-      const j = gp.findIndex((other, k) => !used[k] && shapesEqual(part, other, precision));
+      const j = gp.findIndex((other, k) => !used[k] && shapesEqual(part, other, opts));
       if (j >= 0) used[j] = true;
       return j >= 0;
     });
@@ -237,16 +243,16 @@ function shapesEqual(c: AnswerShape, g: AnswerShape, precision: number | undefin
     if (c.kind !== "matrix" || g.kind !== "matrix" || c.rows.length !== g.rows.length) return false;
     return c.rows.every((row, r) => {
       const other = g.rows[r] as string[];
-      return row.length === other.length && row.every((cell, k) => scalarEqual(cell, other[k] as string, precision).equal);
+      return row.length === other.length && row.every((cell, k) => scalarEqual(cell, other[k] as string, opts).equal);
     });
   }
   if (c.kind === "bracketed" || g.kind === "bracketed") {
     if (c.kind !== "bracketed" || g.kind !== "bracketed") return false;
     if (c.open !== g.open || c.close !== g.close || c.items.length !== g.items.length) return false;
-    return c.items.every((item, k) => scalarEqual(item, g.items[k] as string, precision).equal);
+    return c.items.every((item, k) => scalarEqual(item, g.items[k] as string, opts).equal);
   }
   const items = (s: AnswerShape): string[] => (s.kind === "scalar" ? [s.text] : s.kind === "set" ? s.items : s.kind === "list" ? distinctTuples(s.items) : []);
-  return matchUnordered(items(c), items(g), precision);
+  return matchUnordered(items(c), items(g), opts);
 }
 
 /**
@@ -291,7 +297,7 @@ function dropOneSidedLabel(c: string, g: string): [string, string] {
 
 export function checkEquivalence(candidate: string | null | undefined, gold: string, options: EquivalenceOptions = {}): Equivalence {
   if (candidate == null || candidate.trim() === "") return { equal: false, method: "empty" };
-  const precision = options.precision;
+  const opts: ScalarOptions = { precision: options.precision, strict: options.strict ?? true };
   const c = relationValue(normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer")), options.relationsAsIntervals ?? false);
   const g = relationValue(normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer")), true);
   const [cv, gv] = dropOneSidedLabel(c, g).map(matrixArithmetic) as [string, string];
@@ -299,8 +305,8 @@ export function checkEquivalence(candidate: string | null | undefined, gold: str
   const gs = answerShape(gv);
   checkItems(cs, "answer");
   checkItems(gs, "reference answer");
-  if (cs.kind === "scalar" && gs.kind === "scalar") return scalarEqual(cs.text, gs.text, precision);
-  return { equal: shapesEqual(cs, gs, precision), method: "structure" };
+  if (cs.kind === "scalar" && gs.kind === "scalar") return scalarEqual(cs.text, gs.text, opts);
+  return { equal: shapesEqual(cs, gs, opts), method: "structure" };
 }
 
 /** @example mathEqual("\\boxed{\\dfrac{1}{2}}", "0.5") // true */

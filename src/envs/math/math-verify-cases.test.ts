@@ -27,7 +27,7 @@ const all = [...(ported.cases as Case[]), ...(issueCases.cases as Case[])];
 const expectedOf = (c: Case): boolean => OVERRIDES[c.source]?.expected ?? c.expected;
 const key = (c: Case): string => c.source;
 const verdict = (c: Case): boolean =>
-  verifyMath(c.gold, c.pred, { precision: c.precision, targets: c.targets, allowSetRelationComparison: c.allowSetRelationComp }).equal;
+  verifyMath(c.gold, c.pred, { precision: c.precision, targets: c.targets, allowSetRelationComparison: c.allowSetRelationComp, strict: c.strict }).equal;
 
 describe("math-verify's test cases and issue 13's", () => {
   it("holds every ported case (276 from math-verify 0.9.0) and the issue's", () => {

@@ -52,6 +52,13 @@ describe("verifyMath", () => {
     expect(verifyMath("2", "we get 2 here", { targets: ["latex"] }).equal).toBe(false);
   });
 
+  it("compares variables by name unless strict is false", () => {
+    expect(verifyMath("$f(x)$", "$f(y)$").equal).toBe(false);
+    expect(verifyMath("$f(x)$", "$f(y)$", { strict: false }).equal).toBe(true);
+    expect(verifyMath("$x+y$", "$a+2b$", { strict: false }).equal).toBe(false);
+    expect(verifyMath("$x^2$", "$t$", { strict: false }).equal).toBe(false);
+  });
+
   it("reads bare LaTeX references (no $…$), the way edgegym datasets write them", () => {
     const equal: [string, string][] = [
       ["-7/2", "-3\\frac{1}{2}"],

@@ -302,13 +302,20 @@ function sampledValues(node: MathNode, vars: readonly string[]): (Complexish | n
 }
 
 /** Compares two expressions with variables (or `lhs = rhs` equations, up to a constant factor). */
-function symbolicEqual(a: string, b: string, equations: boolean, positiveFactor = false): boolean {
+function symbolicEqual(a: string, b: string, equations: boolean, positiveFactor = false, strict = true): boolean {
   const na = parseFloatExpr(a);
   const nb = parseFloatExpr(b);
   if (!na || !nb) return false;
-  const vars = [...new Set([...freeSymbolsOf(na), ...freeSymbolsOf(nb)])].sort();
-  const as = sampledValues(na, vars);
-  const bs = sampledValues(nb, vars);
+  let varsA = [...new Set([...freeSymbolsOf(na), ...freeSymbolsOf(nb)])].sort();
+  let varsB = varsA;
+  if (!strict) {
+    // Each side's own variables, matched by sorted position: f(x) against f(y) binds x and y alike.
+    varsA = [...freeSymbolsOf(na)].sort();
+    varsB = [...freeSymbolsOf(nb)].sort();
+    if (varsA.length !== varsB.length) return false;
+  }
+  const as = sampledValues(na, varsA);
+  const bs = sampledValues(nb, varsB);
   let valid = 0;
   let ratio: Complexish | null = null;
   for (let k = 0; k < SAMPLES.length; k++) {
@@ -378,6 +385,13 @@ export type ScalarMethod = "exact" | "numeric" | "rounded" | "symbolic" | "equat
 /** Decimal places a written decimal is taken to (math-verify's `float_rounding` default). */
 export const DEFAULT_PRECISION = 6;
 
+export interface ScalarOptions {
+  /** Decimal places a written decimal stands for; without it decimals are exact. */
+  precision?: number;
+  /** false: variables match by their sorted position, not their names (`f(x)` = `f(y)`). */
+  strict?: boolean;
+}
+
 /** A decimal literal with digits after the point: a rounded value, compared at the precision. */
 const hasDecimal = (raw: string): boolean => /\d*\.\d/.test(raw);
 
@@ -402,7 +416,8 @@ function roundedEqual(a: number, b: number, places: number): boolean {
  * `precision`: decimal places a written decimal stands for (0.3333 = 1/3 at 4); without it
  * decimals are exact values (0.3333 ≠ 1/3).
  */
-export function scalarEqual(candidateRaw: string, goldRaw: string, precision?: number): { equal: boolean; method: ScalarMethod } {
+export function scalarEqual(candidateRaw: string, goldRaw: string, options: ScalarOptions = {}): { equal: boolean; method: ScalarMethod } {
+  const { precision, strict = true } = options;
   if (normalizedText(candidateRaw) === normalizedText(goldRaw)) return { equal: true, method: "text" };
   // Two equations compare as equations (2x = 4 vs x = 2) before any `x =` label is dropped;
   // two inequalities as inequalities: rhs − lhs of one is a positive multiple of the other's
@@ -412,7 +427,7 @@ export function scalarEqual(candidateRaw: string, goldRaw: string, precision?: n
   if (ce && ge && (ce.op !== "=" || ge.op !== "=" || !isLabel(ce.lhs) || !isLabel(ge.lhs) || ce.lhs.replace(/\s/g, "") === ge.lhs.replace(/\s/g, ""))) {
     if (ce.op !== ge.op) return { equal: false, method: "equation" };
     const inequality = ce.op === "<" || ce.op === "<=";
-    return { equal: symbolicEqual(`(${ce.rhs})-(${ce.lhs})`, `(${ge.rhs})-(${ge.lhs})`, true, inequality), method: "equation" };
+    return { equal: symbolicEqual(`(${ce.rhs})-(${ce.lhs})`, `(${ge.rhs})-(${ge.lhs})`, true, inequality, strict), method: "equation" };
   }
   if (Boolean(ce && ce.op !== "=") !== Boolean(ge && ge.op !== "=")) return { equal: false, method: "equation" };
 
@@ -426,7 +441,7 @@ export function scalarEqual(candidateRaw: string, goldRaw: string, precision?: n
   if (!cNode || !gNode) return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw) || normalizedText(c.raw) === normalizedText(g.raw), method: "text" };
   const vars = new Set([...freeSymbolsOf(cNode), ...freeSymbolsOf(gNode)]);
   if (vars.size > 0) {
-    return { equal: symbolicEqual(c.expr, g.expr, false), method: "symbolic" };
+    return { equal: symbolicEqual(c.expr, g.expr, false, false, strict), method: "symbolic" };
   }
 
   // A percent sign on one side only: 25% equals both 25 and 0.25.

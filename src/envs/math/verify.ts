@@ -21,6 +21,11 @@ export interface VerifyMathOptions {
    * the reference's always is. math-verify's `allow_set_relation_comp`, default false.
    */
   allowSetRelationComparison?: boolean;
+  /**
+   * Variables must match by name (default true, as in math-verify). With false,
+   * expressions compare up to renaming their variables: `f(x)` = `f(y)`.
+   */
+  strict?: boolean;
 }
 
 export interface MathVerdict extends Equivalence {
@@ -61,6 +66,6 @@ export function verifyMath(reference: string, candidate: string, options: Verify
   const ref = chosen(answerReadings(textWithin(reference, MATH_TEXT_MAX_CHARS, "reference answer"), targets), "reference answer");
   if (ref === null || cand === null) return { equal: false, method: "empty", reference: ref, candidate: cand };
   const precision = options.precision === "exact" ? undefined : (options.precision ?? DEFAULT_PRECISION);
-  const verdict = checkEquivalence(cand, ref, { precision, relationsAsIntervals: options.allowSetRelationComparison });
+  const verdict = checkEquivalence(cand, ref, { precision, relationsAsIntervals: options.allowSetRelationComparison, strict: options.strict });
   return { ...verdict, reference: ref, candidate: cand };
 }
