@@ -276,6 +276,27 @@ function matrixArithmetic(text: string): string {
   }
 }
 
+/**
+ * Solutions written as groups of assignments, `p=5,q=2; p=7,q=2`, as the tuples they are:
+ * `(5,2),(7,2)`. Only when there are several `;`-separated groups naming the same variables
+ * in the same order; anything else is left as it is.
+ */
+function assignmentTuples(text: string): string {
+  const groups = splitTopLevel(text, ";");
+  if (groups.length < 2 || groups.length > MATH_MAX_ITEMS) return text;
+  let names: string | null = null;
+  const tuples: string[] = [];
+  for (const group of groups) {
+    const pairs = splitTopLevel(group, ",").map((item) => /^([a-zA-Z]\w*)\s*=\s*([^=]+)$/.exec(item.trim()));
+    if (pairs.length < 2 || pairs.some((m) => m === null)) return text;
+    const these = pairs.map((m) => (m as RegExpExecArray)[1]).join(",");
+    if (names !== null && these !== names) return text;
+    names = these;
+    tuples.push(`(${pairs.map((m) => ((m as RegExpExecArray)[2] as string).trim()).join(",")})`);
+  }
+  return tuples.join(",");
+}
+
 /** `(p,q) = (3,2)` against `(3,2)`: when only one side is `label = value` (or `number = value`), its value is the answer. */
 function dropOneSidedLabel(c: string, g: string): [string, string] {
   const labelled = (t: string): string | null => {
@@ -300,7 +321,7 @@ export function checkEquivalence(candidate: string | null | undefined, gold: str
   const opts: ScalarOptions = { precision: options.precision, strict: options.strict ?? true };
   const c = relationValue(normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer")), options.relationsAsIntervals ?? false);
   const g = relationValue(normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer")), true);
-  const [cv, gv] = dropOneSidedLabel(c, g).map(matrixArithmetic) as [string, string];
+  const [cv, gv] = dropOneSidedLabel(assignmentTuples(c), assignmentTuples(g)).map(matrixArithmetic) as [string, string];
   const cs = answerShape(cv);
   const gs = answerShape(gv);
   checkItems(cs, "answer");

@@ -67,12 +67,15 @@ describe("verifyMath", () => {
       ["3", "\\log_2 8"],
       ["x \\geq 5", "5 \\leq x"],
       ["[-2,7]", "x \\in [-2,7]"],
+      ["(5,2),(7,2)", "p=5,q=2;p=7,q=2"],
       ["\\begin{bmatrix}1 & 2\\end{bmatrix}", "\\begin{pmatrix}1 & 2\\end{pmatrix}"],
       ["\\begin{pmatrix}3 & 4 \\\\ 1 & 2\\end{pmatrix}", "\\begin{pmatrix}0 & 1 \\\\ 1 & 0\\end{pmatrix} \\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}"],
     ];
     const unequal: [string, string][] = [
       ["-5/2", "-3\\frac{1}{2}"],
       ["x \\geq 5", "x \\leq 5"],
+      ["(5,2),(7,2)", "p=5,q=2;p=7,q=3"],
+      ["(5,2),(7,2)", "p=5,q=2;q=7,p=2"],
       ["\\begin{bmatrix}1 & 2\\end{bmatrix}", "\\begin{pmatrix}2 & 1\\end{pmatrix}"],
       // Matrix arithmetic is evaluated, so a wrong sum or product is caught, not waved through.
       ["\\begin{pmatrix}6 & 8 \\\\ 10 & 13\\end{pmatrix}", "\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}"],
