@@ -136,8 +136,21 @@ export function relationValue(text: string, intervals: boolean): string {
   return t.trim();
 }
 
+/** readsAsMath's answers by text: a reference is read again for every rollout scored against it. */
+const readsCache = new Map<string, boolean>();
+const READS_CACHE_SIZE = 512;
+
 /** Whether the text reads as a mathematical value (else it is compared as text). */
 export function readsAsMath(text: string): boolean {
+  const hit = readsCache.get(text);
+  if (hit !== undefined) return hit;
+  const reads = readsAsMathUncached(text);
+  if (readsCache.size >= READS_CACHE_SIZE) readsCache.clear();
+  readsCache.set(text, reads);
+  return reads;
+}
+
+function readsAsMathUncached(text: string): boolean {
   let shape: AnswerShape;
   try {
     shape = answerShape(relationValue(normalizeAnswerText(textWithin(text, MATH_ANSWER_MAX_CHARS, "answer")), true));
