@@ -291,6 +291,17 @@ export function answerReadings(text: string, targets: readonly ExtractionTarget[
       if (colon && trimmed[after] !== ":") continue;
       const span = spans.find((s) => s.start >= after && s.start - after <= 50);
       if (span) return [{ text: span.text, how: "answer" }];
+      // With `expr`: the first plain number within 50 characters that no `=` follows
+      // ("The answer is 5, not 6" is 5), outside any math span.
+      if (targets.includes("expr")) {
+        const window = trimmed.slice(after, after + 60);
+        for (const m of window.matchAll(NUMBER)) {
+          if (m.index > 50) break;
+          const start = after + m.index;
+          if (spans.some((x) => start >= x.start && start < x.end) || /^\s*=/.test(window.slice(m.index + m[0].length))) continue;
+          return [{ text: m[2] ? `${plainNumber(m[1] as string)}%` : plainNumber(m[1] as string), how: "answer" }];
+        }
+      }
     }
   }
 

@@ -45,6 +45,17 @@ describe("verifyMath", () => {
     expect(verifyMath("1", "no number here")).toMatchObject({ equal: false, reference: "1", candidate: "no number here", method: "text" });
   });
 
+  it("takes the number an answer phrase names, not the last one", () => {
+    expect(verifyMath("5", "The answer is 5, not 6.").equal).toBe(true);
+    expect(verifyMath("6", "The answer is 5, not 6.").equal).toBe(false);
+  });
+
+  it("keeps labelled equations with different labels apart", () => {
+    expect(verifyMath("$x = 3$", "$y = 3$").equal).toBe(false);
+    expect(verifyMath("$f(x)=1$", "$g(x)=1$").equal).toBe(false);
+    expect(verifyMath("$x = 3$", "$3$").equal).toBe(true);
+  });
+
   it("reads plain numbers only with the expr target, LaTeX only with the latex target", () => {
     expect(verifyMath("1000.99", "it is 1,000.99 dollars", { targets: ["expr"] }).equal).toBe(true);
     expect(verifyMath("$9$", "Answer $9$", { targets: ["expr"] }).equal).toBe(true);

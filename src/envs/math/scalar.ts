@@ -424,7 +424,7 @@ export function scalarEqual(candidateRaw: string, goldRaw: string, options: Scal
   // (`-x > -1` is `x < 1`).
   const ce = splitRelation(prepareScalar(candidateRaw, { keepLabel: true }).expr);
   const ge = splitRelation(prepareScalar(goldRaw, { keepLabel: true }).expr);
-  if (ce && ge && (ce.op !== "=" || ge.op !== "=" || !isLabel(ce.lhs) || !isLabel(ge.lhs) || ce.lhs.replace(/\s/g, "") === ge.lhs.replace(/\s/g, ""))) {
+  if (ce && ge) {
     if (ce.op !== ge.op) return { equal: false, method: "equation" };
     const inequality = ce.op === "<" || ce.op === "<=";
     return { equal: symbolicEqual(`(${ce.rhs})-(${ce.lhs})`, `(${ge.rhs})-(${ge.lhs})`, true, inequality, strict), method: "equation" };
