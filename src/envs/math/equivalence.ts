@@ -3,6 +3,7 @@ import { asciiMath, lastBoxed, latexToPlain } from "./latex.js";
 import { fixIdentifiers, isLabel, scalarEqual, type ScalarMethod, type ScalarOptions } from "./scalar.js";
 import { answerShape, MATRIX_CLOSE, MATRIX_OPEN, splitTopLevel, type AnswerShape } from "./structure.js";
 import { decimalMath, floatMath } from "./mathjs.js";
+import { Rational } from "./rational.js";
 
 /**
  * Are two final answers the same mathematical object? The candidate is what a model
@@ -128,9 +129,24 @@ export function relationValue(text: string, intervals: boolean): string {
   if (intervals) {
     const chain = /^(.+?)(<=?|>=?)(.+?)(<=?|>=?)(.+)$/.exec(t);
     if (chain && !/[<>=]/.test(`${chain[1]}${chain[3]}${chain[5]}`) && isLabel(chain[3] as string)) {
-      const [, a, op1, , op2, b] = chain as unknown as [string, string, string, string, string, string];
-      if (op1[0] === "<" && op2[0] === "<") t = `${op1 === "<" ? "(" : "["}${a.trim()},${b.trim()}${op2 === "<" ? ")" : "]"}`;
-      else if (op1[0] === ">" && op2[0] === ">") t = `${op2 === ">" ? "(" : "["}${b.trim()},${a.trim()}${op1 === ">" ? ")" : "]"}`;
+      const [, a, op1, middle, op2, b] = chain as unknown as [string, string, string, string, string, string];
+      // Lower bound, its bracket, upper bound, its bracket.
+      let bounds: [string, string, string, string] | null = null;
+      if (op1[0] === "<" && op2[0] === "<") bounds = [a.trim(), op1 === "<" ? "(" : "[", b.trim(), op2 === "<" ? ")" : "]"];
+      else if (op1[0] === ">" && op2[0] === ">") bounds = [b.trim(), op2 === ">" ? "(" : "[", a.trim(), op1 === ">" ? ")" : "]"];
+      if (bounds && /^\s*\|[^|]+\|\s*$/.test(middle)) {
+        // a <= |z| <= b with a a number ≥ 0: z is in [-b,-a] ∪ [a,b]. Any other bound on |z| is left as written.
+        const [lo, open, hi, close] = bounds;
+        const low = Rational.parseDecimal(lo);
+        if (low === null || low.compare(new Rational(0n)) < 0) bounds = null;
+        else {
+          const mirror = (x: string): string => (x === "0" ? "0" : `-${/^[\d.]+$/.test(x) ? x : `(${x})`}`);
+          const flip = (bracket: string): string => (bracket === "(" ? ")" : bracket === "[" ? "]" : bracket === ")" ? "(" : "[");
+          t = low.isZero() && open === "[" ? `${flip(close)}${mirror(hi)},${hi}${close}` : `${flip(close)}${mirror(hi)},${mirror(lo)}${flip(open)} \\cup ${open}${lo},${hi}${close}`;
+          bounds = null;
+        }
+      }
+      if (bounds) t = `${bounds[1]}${bounds[0]},${bounds[2]}${bounds[3]}`;
     }
   }
   return t.trim();

@@ -79,6 +79,8 @@ describe("verifyMath", () => {
       ["x \\geq 5", "5 \\leq x"],
       ["[-2,7]", "x \\in [-2,7]"],
       ["(5,2),(7,2)", "p=5,q=2;p=7,q=2"],
+      ["1 \\leq |z| \\leq 2", "[-2,-1] \\cup [1,2]"],
+      ["0 \\leq |z| < 2", "(-2,2)"],
       ["\\begin{bmatrix}1 & 2\\end{bmatrix}", "\\begin{pmatrix}1 & 2\\end{pmatrix}"],
       ["\\begin{pmatrix}3 & 4 \\\\ 1 & 2\\end{pmatrix}", "\\begin{pmatrix}0 & 1 \\\\ 1 & 0\\end{pmatrix} \\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix}"],
     ];
@@ -86,6 +88,10 @@ describe("verifyMath", () => {
       ["-5/2", "-3\\frac{1}{2}"],
       ["x \\geq 5", "x \\leq 5"],
       ["(5,2),(7,2)", "p=5,q=2;p=7,q=3"],
+      ["1 \\leq |z| \\leq 2", "[1,2]"],
+      ["1 < |z| \\leq 2", "[-2,-1] \\cup [1,2]"],
+      ["0 \\leq |z| < 2", "[-2,2]"],
+      ["1 < |z| \\leq 2", "[-2,-1] \\cup [1,2]"],
       ["(5,2),(7,2)", "p=5,q=2;q=7,p=2"],
       ["\\begin{bmatrix}1 & 2\\end{bmatrix}", "\\begin{pmatrix}2 & 1\\end{pmatrix}"],
       // Matrix arithmetic is evaluated, so a wrong sum or product is caught, not waved through.
