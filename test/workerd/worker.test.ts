@@ -60,6 +60,16 @@ describe("the mathjs-based environments in workerd", () => {
     expect(score.json.score.reward).toBeCloseTo(1.1, 10);
   });
 
+  it("verifies answers as math-verify reads them (verifyMath) on the stateless score route", async () => {
+    const items = [
+      { prompt: "p", completion: "<answer>-3\\frac{1}{2}</answer>", answer: "-7/2" },
+      { prompt: "p", completion: "<answer>\\sin^2(x)+\\cos^2(x)</answer>", answer: "1" },
+      { prompt: "p", completion: "<answer>-3\\frac{1}{2}</answer>", answer: "-5/2" },
+    ];
+    const score = await call(worker, env, "POST", "/v1/envs/math/score", { items });
+    expect(score.json.results.map((r: { score: { components: { score: number }[] } }) => r.score.components[0]?.score)).toEqual([1, 1, 0]);
+  });
+
   it("runs a tool-math calculator call during a step", async () => {
     const reset = await call(worker, env, "POST", "/v1/envs/tool-math/episodes", { seed: 11 });
     const expression = "(4682 + 4613 + 6417 + 3065 + 1802 + 1707 + 4860 + 9853) / 8";

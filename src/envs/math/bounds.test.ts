@@ -4,6 +4,8 @@ import { math } from "../builtin/math/index.js";
 import { AnswerTooLongError } from "../answer-limits.js";
 import { checkEquivalence, MATH_ANSWER_MAX_CHARS, MATH_MAX_ITEMS, mathEqual } from "./equivalence.js";
 import { scalarEqual } from "./scalar.js";
+import { MATH_TEXT_MAX_CHARS } from "./extract.js";
+import { verifyMath } from "./verify.js";
 
 /** `n` distinct rationals written two ways, so no element is textually equal to its partner. */
 const fractions = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}/${i + 2}`);
@@ -58,5 +60,39 @@ describe("math answers are bounded", () => {
     expect(scalarEqual("1000000!", "1").equal).toBe(false);
     expect(scalarEqual("10^10^10", "1").equal).toBe(false);
     expect(scalarEqual("(9^9)^9^9", "1").equal).toBe(false);
+  });
+
+  it("verifyMath refuses a text past MATH_TEXT_MAX_CHARS, and an extracted answer past MATH_ANSWER_MAX_CHARS too", () => {
+    expect(() => verifyMath("1", "1".padEnd(MATH_TEXT_MAX_CHARS + 1, " "))).toThrow(AnswerTooLongError);
+    expect(() => verifyMath("1".padEnd(MATH_TEXT_MAX_CHARS + 1, " "), "1")).toThrow(/reference answer/);
+    expect(() => verifyMath("1", `\\boxed{${"1+".repeat(MATH_ANSWER_MAX_CHARS)}1}`)).toThrow(/answer is 4001 characters, past this environment's limit of 2000/);
+  });
+
+  // Each of these made an extractor that rescans from every opening delimiter quadratic
+  // (the first, ~33,000 unclosed `\(`, did before the span scan remembered its searches);
+  // they now take milliseconds. No timing is asserted: the test's timeout is the guard.
+  it.each([
+    ["unclosed \\(", "\\( ".repeat(33_000)],
+    ["dollars across lines", "$ x\n".repeat(24_000)],
+    ["a run of dollars", "$".repeat(99_000)],
+    ["unclosed \\[", "\\[ 1 ".repeat(19_000)],
+    ["unclosed boxes", "\\boxed{".repeat(14_000)],
+    ["closed boxes far apart", "\\boxed{1} x ".repeat(8_000)],
+    ["spans joined as a list", "$1$, ".repeat(19_000)],
+    ["one long expression", "1-".repeat(49_000)],
+    ["digit groups", `${"100 ".repeat(24_000)}1000`],
+    ["answer anchors", "answer ".repeat(14_000)],
+    ["final answer anchors", "final answer is ".repeat(6_000)],
+    ["a chain of relations", `$${"<".repeat(1_990)}$`],
+    ["unclosed matrices", `$${"\\begin{pmatrix}".repeat(120)}$`],
+  ])("extracts from %s in bounded work", (_name, text) => {
+    // A verdict, or the refusal of a text whose only reading is past MATH_ANSWER_MAX_CHARS.
+    let outcome: unknown;
+    try {
+      outcome = verifyMath("1", text).equal;
+    } catch (err) {
+      outcome = err;
+    }
+    expect(typeof outcome === "boolean" || outcome instanceof AnswerTooLongError, String(outcome)).toBe(true);
   });
 });

@@ -1,7 +1,9 @@
 import { AnswerTooLongError, textWithin } from "../answer-limits.js";
 import { asciiMath, lastBoxed, latexToPlain } from "./latex.js";
-import { scalarEqual, type ScalarMethod } from "./scalar.js";
-import { answerShape, type AnswerShape } from "./structure.js";
+import { fixIdentifiers, isLabel, scalarEqual, type ScalarMethod, type ScalarOptions } from "./scalar.js";
+import { answerShape, MATRIX_CLOSE, MATRIX_OPEN, splitTopLevel, type AnswerShape } from "./structure.js";
+import { decimalMath, floatMath } from "./mathjs.js";
+import { Rational } from "./rational.js";
 
 /**
  * Are two final answers the same mathematical object? The candidate is what a model
@@ -38,17 +40,59 @@ export const MATH_ANSWER_MAX_CHARS = 2_000;
  */
 export const MATH_MAX_ITEMS = 32;
 
+/** How two answers are compared; every field is optional. */
+export interface EquivalenceOptions {
+  /**
+   * Decimal places a written decimal stands for (math-verify's `float_rounding`): `0.3333`
+   * equals `1/3` at 4, not at 6. Without it a decimal is its exact value (`0.3333` ≠ `1/3`).
+   */
+  precision?: number;
+  /**
+   * Read the candidate's double inequality as an interval (`-2 \le x \le 7` = `[-2,7]`).
+   * The reference's always is; math-verify's `allow_set_relation_comp`, default false.
+   */
+  relationsAsIntervals?: boolean;
+  /**
+   * Variables must match by name (default true). With false, expressions compare up to a
+   * renaming of their variables in sorted order: `f(x)` = `f(y)` (math-verify's `strict=False`);
+   * a function name is a variable too (`f(x)` reads as f·x), so `f(x)` = `g(y)` as well.
+   */
+  strict?: boolean;
+}
+
+function itemCount(shape: AnswerShape): number {
+  if (shape.kind === "union") return shape.parts.length;
+  if (shape.kind === "scalar") return 1;
+  if (shape.kind === "matrix") return shape.rows.reduce((n, row) => n + row.length, 0);
+  return shape.items.length;
+}
+
 function checkItems(shape: AnswerShape, what: string): void {
-  const count = shape.kind === "union" ? shape.parts.length : shape.kind === "scalar" ? 1 : shape.items.length;
+  const count = itemCount(shape);
   if (count > MATH_MAX_ITEMS) throw new AnswerTooLongError(what, count, MATH_MAX_ITEMS, "elements");
   if (shape.kind === "union") shape.parts.forEach((part) => checkItems(part, what));
 }
 
 /** Text to the form the structure reader and the scalar comparison expect. */
+/** Most matrices, rows or cells read from one answer (each is also an element under MATH_MAX_ITEMS). */
+const MAX_MATRIX_PARTS = 256;
+
+/** `\begin{pmatrix}a & b \\ c & d\end{pmatrix}` (any matrix or array environment) → `⟦a,b;c,d⟧`. */
+function matrices(text: string): string {
+  const pattern = /\\begin\{([pbvVB]?matrix|smallmatrix|array)\}(?:\{[^{}]*\})?([^]*?)\\end\{\1\}/g;
+  let count = 0;
+  return text.replace(pattern, (whole, _env: string, body: string) => {
+    if (++count > MAX_MATRIX_PARTS) return whole;
+    const rows = body.split(/\\\\/).map((row) => row.trim()).filter((row) => row !== "").slice(0, MAX_MATRIX_PARTS);
+    return MATRIX_OPEN + rows.map((row) => row.split("&").map((cell) => cell.trim()).join(",")).join(";") + MATRIX_CLOSE;
+  });
+}
+
 export function normalizeAnswerText(raw: string): string {
   let text = raw.trim();
   const boxed = lastBoxed(text);
   if (boxed !== null) text = boxed;
+  text = matrices(text);
   text = asciiMath(text);
   text = text.replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "");
   text = text.replace(/^\$+|\$+$/g, "").trim();
@@ -62,7 +106,105 @@ export function normalizeAnswerText(raw: string): string {
 /** Whitespace-free text: two elements equal here are the same element, no parse needed. */
 const sameText = (s: string): string => s.replace(/\s+/g, "");
 
-function matchUnordered(a: readonly string[], b: readonly string[]): boolean {
+/**
+ * What a relation says about the answer's value, applied to the normalized text:
+ * - `x \approx 11` is 11 and `1/3 \approx 0.33` is 1/3 (the exact value before the sign);
+ * - a chain `x = 5+5+1 = 11` is its last part;
+ * - `x \in [-2,7]` is the interval;
+ * - with `intervals`, `-2 <= x <= 7` is `[-2,7]` and `0 < f(x) < 1` is `(0,1)`.
+ */
+export function relationValue(text: string, intervals: boolean): string {
+  let t = text;
+  const approx = splitTopLevel(t, /\\approx(?![a-zA-Z])|≈/);
+  if (approx.length > 1) {
+    const before = approx[0] as string;
+    t = isLabel(before) ? (approx[1] as string) : before;
+  }
+  const member = /^(.*?)(?:\\in(?![a-zA-Z])|∈)(.*)$/.exec(t);
+  if (member && isLabel(member[1] as string)) t = (member[2] as string).trim();
+  if (!/[,;]|\sand\s|\sor\s/.test(t)) {
+    const eq = splitTopLevel(t, /(?<![<>!=])=(?!=)/);
+    if (eq.length > 2) t = eq[eq.length - 1] as string;
+  }
+  if (intervals) {
+    const chain = /^(.+?)(<=?|>=?)(.+?)(<=?|>=?)(.+)$/.exec(t);
+    if (chain && !/[<>=]/.test(`${chain[1]}${chain[3]}${chain[5]}`) && isLabel(chain[3] as string)) {
+      const [, a, op1, middle, op2, b] = chain as unknown as [string, string, string, string, string, string];
+      // Lower bound, its bracket, upper bound, its bracket.
+      let bounds: [string, string, string, string] | null = null;
+      if (op1[0] === "<" && op2[0] === "<") bounds = [a.trim(), op1 === "<" ? "(" : "[", b.trim(), op2 === "<" ? ")" : "]"];
+      else if (op1[0] === ">" && op2[0] === ">") bounds = [b.trim(), op2 === ">" ? "(" : "[", a.trim(), op1 === ">" ? ")" : "]"];
+      if (bounds && /^\s*\|[^|]+\|\s*$/.test(middle)) {
+        // a <= |z| <= b with a a number ≥ 0: z is in [-b,-a] ∪ [a,b]. Any other bound on |z| is left as written.
+        const [lo, open, hi, close] = bounds;
+        const low = Rational.parseDecimal(lo);
+        if (low === null || low.compare(new Rational(0n)) < 0) bounds = null;
+        else {
+          const mirror = (x: string): string => (x === "0" ? "0" : `-${/^[\d.]+$/.test(x) ? x : `(${x})`}`);
+          const flip = (bracket: string): string => (bracket === "(" ? ")" : bracket === "[" ? "]" : bracket === ")" ? "(" : "[");
+          t = low.isZero() && open === "[" ? `${flip(close)}${mirror(hi)},${hi}${close}` : `${flip(close)}${mirror(hi)},${mirror(lo)}${flip(open)} \\cup ${open}${lo},${hi}${close}`;
+          bounds = null;
+        }
+      }
+      if (bounds) t = `${bounds[1]}${bounds[0]},${bounds[2]}${bounds[3]}`;
+    }
+  }
+  return t.trim();
+}
+
+/** readsAsMath's answers by text: a reference is read again for every rollout scored against it. */
+const readsCache = new Map<string, boolean>();
+const READS_CACHE_SIZE = 512;
+
+/** Whether the text reads as a mathematical value (else it is compared as text). */
+export function readsAsMath(text: string): boolean {
+  const hit = readsCache.get(text);
+  if (hit !== undefined) return hit;
+  const reads = readsAsMathUncached(text);
+  if (readsCache.size >= READS_CACHE_SIZE) readsCache.clear();
+  readsCache.set(text, reads);
+  return reads;
+}
+
+function readsAsMathUncached(text: string): boolean {
+  let shape: AnswerShape;
+  try {
+    shape = answerShape(relationValue(normalizeAnswerText(textWithin(text, MATH_ANSWER_MAX_CHARS, "answer")), true));
+  } catch {
+    return false;
+  }
+  const items = (s: AnswerShape): string[] =>
+    s.kind === "scalar" ? [s.text] : s.kind === "union" ? s.parts.flatMap(items) : s.kind === "matrix" ? s.rows.flat() : s.items;
+  const all = items(shape);
+  if (all.length === 0) return shape.kind === "set";
+  return all.every((item) => itemReadsAsMath(item, 0));
+}
+
+function itemReadsAsMath(item: string, depth: number): boolean {
+  // A tuple inside a list, `(1,2), (3,4)`: its elements must read.
+  const inner = answerShape(item);
+  if (inner.kind === "bracketed" && depth < 2) return inner.items.every((x) => itemReadsAsMath(x, depth + 1));
+  {
+    const sides = item
+      .replace(/_\{[^{}]*\}|_\w/g, "")
+      .replace(/\\?%|\$|\\pm|±/g, " ")
+      .split(/<=|>=|!=|[<>=:]/)
+      .map((side) => side.trim());
+    if (sides.some((side) => side === "")) return false;
+    const plain = sides.join("-");
+    if ((plain.match(/[a-zA-Z]{3,}/g) ?? []).some((w) => !KNOWN_WORDS.test(w))) return false;
+    try {
+      decimalMath().parse(fixIdentifiers(plain));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+const KNOWN_WORDS = /^(?:sqrt|nthRoot|pi|sin|cos|tan|sec|csc|cot|log|log10|exp|Infinity|asin|acos|atan|arcsin|arccos|arctan|sinh|cosh|tanh|floor|ceil|combinations|abs|cbrt)$/;
+
+function matchUnordered(a: readonly string[], b: readonly string[], opts: ScalarOptions): boolean {
   if (a.length !== b.length) return false;
   const used = new Array<boolean>(b.length).fill(false);
   // Identical elements pair off first through a map, so a set against itself reordered
@@ -76,44 +218,145 @@ function matchUnordered(a: readonly string[], b: readonly string[]): boolean {
     else used[k] = true;
   }
   for (const item of rest) {
-    const j = b.findIndex((other, k) => !used[k] && scalarEqual(item, other).equal);
+    const j = b.findIndex((other, k) => !used[k] && itemEqual(item, other, opts));
     if (j < 0) return false;
     used[j] = true;
   }
   return true;
 }
 
-function shapesEqual(c: AnswerShape, g: AnswerShape): boolean {
+/**
+ * One element of a list or set: a tuple or interval compares as one (`(0;-2;6)` = `(0, -2, 6)`),
+ * up to MATH_MAX_ITEMS elements of its own; anything else as a value.
+ */
+function itemEqual(a: string, b: string, opts: ScalarOptions): boolean {
+  if (/^[([]/.test(a) || /^[([]/.test(b)) {
+    const as = answerShape(a);
+    const bs = answerShape(b);
+    if ((as.kind === "bracketed" || bs.kind === "bracketed") && itemCount(as) <= MATH_MAX_ITEMS && itemCount(bs) <= MATH_MAX_ITEMS) {
+      return shapesEqual(as, bs, opts);
+    }
+  }
+  return scalarEqual(a, b, opts).equal;
+}
+
+/**
+ * A list of solution tuples with one written twice is the same list (`(3,17,3,7)` twice in a
+ * list of quadruples); repeated numbers are kept, since `1, 2, 2` may give a root's
+ * multiplicity. Only textually identical tuples are merged.
+ */
+function distinctTuples(items: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    if (!/^[([]/.test(item)) return true;
+    const key = sameText(item);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function shapesEqual(c: AnswerShape, g: AnswerShape, opts: ScalarOptions): boolean {
   if (c.kind === "union" || g.kind === "union") {
     const cp = c.kind === "union" ? c.parts : [c];
     const gp = g.kind === "union" ? g.parts : [g];
     if (cp.length !== gp.length) return false;
     const used = new Array<boolean>(gp.length).fill(false);
     return cp.every((part) => {
-      const j = gp.findIndex((other, k) => !used[k] && shapesEqual(part, other));
+      const j = gp.findIndex((other, k) => !used[k] && shapesEqual(part, other, opts));
       if (j >= 0) used[j] = true;
       return j >= 0;
+    });
+  }
+  if (c.kind === "matrix" || g.kind === "matrix") {
+    if (c.kind !== "matrix" || g.kind !== "matrix" || c.rows.length !== g.rows.length) return false;
+    return c.rows.every((row, r) => {
+      const other = g.rows[r] as string[];
+      return row.length === other.length && row.every((cell, k) => scalarEqual(cell, other[k] as string, opts).equal);
     });
   }
   if (c.kind === "bracketed" || g.kind === "bracketed") {
     if (c.kind !== "bracketed" || g.kind !== "bracketed") return false;
     if (c.open !== g.open || c.close !== g.close || c.items.length !== g.items.length) return false;
-    return c.items.every((item, k) => scalarEqual(item, g.items[k] as string).equal);
+    return c.items.every((item, k) => scalarEqual(item, g.items[k] as string, opts).equal);
   }
-  const items = (s: AnswerShape): string[] => (s.kind === "scalar" ? [s.text] : s.kind === "set" || s.kind === "list" ? s.items : []);
-  return matchUnordered(items(c), items(g));
+  const items = (s: AnswerShape): string[] => (s.kind === "scalar" ? [s.text] : s.kind === "set" ? s.items : s.kind === "list" ? distinctTuples(s.items) : []);
+  return matchUnordered(items(c), items(g), opts);
 }
 
-export function checkEquivalence(candidate: string | null | undefined, gold: string): Equivalence {
+/**
+ * Sums and products of numeric matrices, evaluated: `⟦1,2;3,4⟧ + ⟦5,6;7,8⟧` → `⟦6,8;10,12⟧`,
+ * `⟦1,0;0,1⟧ ⟦1,0;0,1⟧` (written side by side) → their product. Text without two matrices,
+ * with a variable in a cell, or that mathjs cannot evaluate to a matrix, is left as it is.
+ */
+function matrixArithmetic(text: string): string {
+  if (text.indexOf(MATRIX_OPEN) === text.lastIndexOf(MATRIX_OPEN)) return text;
+  if (/[a-zA-Z]/.test(text.replace(/sqrt|pi/g, ""))) return text;
+  const expr = text
+    .replace(new RegExp(`${MATRIX_CLOSE}\\s*${MATRIX_OPEN}`, "g"), `${MATRIX_CLOSE}*${MATRIX_OPEN}`)
+    .replace(new RegExp(`${MATRIX_OPEN}([^${MATRIX_OPEN}${MATRIX_CLOSE}]*)${MATRIX_CLOSE}`, "g"), (_m, body: string) => `[[${body.split(";").join("],[")}]]`);
+  try {
+    const value = floatMath().evaluate(expr) as { toArray?: () => unknown };
+    const rows = value?.toArray?.();
+    if (!Array.isArray(rows) || !rows.every((row) => Array.isArray(row) && row.every((x) => typeof x === "number" && Number.isFinite(x)))) return text;
+    return MATRIX_OPEN + (rows as number[][]).map((row) => row.join(",")).join(";") + MATRIX_CLOSE;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Solutions written as groups of assignments, `p=5,q=2; p=7,q=2`, as the tuples they are:
+ * `(5,2),(7,2)`. Only when there are several `;`-separated groups naming the same variables
+ * in the same order; anything else is left as it is.
+ */
+function assignmentTuples(text: string): string {
+  const groups = splitTopLevel(text, ";");
+  if (groups.length < 2 || groups.length > MATH_MAX_ITEMS) return text;
+  let names: string | null = null;
+  const tuples: string[] = [];
+  for (const group of groups) {
+    const pairs = splitTopLevel(group, ",").map((item) => /^([a-zA-Z]\w*)\s*=\s*([^=]+)$/.exec(item.trim()));
+    if (pairs.length < 2 || pairs.some((m) => m === null)) return text;
+    const these = pairs.map((m) => (m as RegExpExecArray)[1]).join(",");
+    if (names !== null && these !== names) return text;
+    names = these;
+    tuples.push(`(${pairs.map((m) => ((m as RegExpExecArray)[2] as string).trim()).join(",")})`);
+  }
+  return tuples.join(",");
+}
+
+/** `(p,q) = (3,2)` against `(3,2)`: when only one side is `label = value` (or `number = value`), its value is the answer. */
+function dropOneSidedLabel(c: string, g: string): [string, string] {
+  const labelled = (t: string): string | null => {
+    const parts = splitTopLevel(t, /(?<![<>!=])=(?!=)/);
+    if (parts.length !== 2 || /[<>]/.test(t)) return null;
+    const lhs = parts[0] as string;
+    // A label (`(p,q) =`), or a computation shown before its numeric result
+    // (`\frac{1}{2} \$ = \frac{10}{9}`, `7 + 5 = 12`; not `7 = 11a+c`): the value is the right side.
+    const rhs = parts[1] as string;
+    const numeric = (x: string): boolean => /\d/.test(x) && !/[a-zA-Z]/.test(x);
+    return isLabel(lhs) || (numeric(lhs) && numeric(rhs)) ? rhs : null;
+  };
+  const cl = labelled(c);
+  const gl = labelled(g);
+  if (cl !== null && gl === null && !/=/.test(g)) return [cl, g];
+  if (gl !== null && cl === null && !/=/.test(c)) return [c, gl];
+  return [c, g];
+}
+
+export function checkEquivalence(candidate: string | null | undefined, gold: string, options: EquivalenceOptions = {}): Equivalence {
   if (candidate == null || candidate.trim() === "") return { equal: false, method: "empty" };
-  const c = normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer"));
-  const g = normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer"));
-  const cs = answerShape(c);
-  const gs = answerShape(g);
+  const opts: ScalarOptions = { precision: options.precision, strict: options.strict ?? true };
+  const c = relationValue(normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer")), options.relationsAsIntervals ?? false);
+  const g = relationValue(normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer")), true);
+  const [cv, gv] = dropOneSidedLabel(assignmentTuples(c), assignmentTuples(g)).map(matrixArithmetic) as [string, string];
+  const cs = answerShape(cv);
+  const gs = answerShape(gv);
   checkItems(cs, "answer");
   checkItems(gs, "reference answer");
-  if (cs.kind === "scalar" && gs.kind === "scalar") return scalarEqual(cs.text, gs.text);
-  return { equal: shapesEqual(cs, gs), method: "structure" };
+  if (cs.kind === "scalar" && gs.kind === "scalar") return scalarEqual(cs.text, gs.text, opts);
+  return { equal: shapesEqual(cs, gs, opts), method: "structure" };
 }
 
 /** @example mathEqual("\\boxed{\\dfrac{1}{2}}", "0.5") // true */

@@ -86,21 +86,78 @@ const SIMPLE_MACROS: [RegExp, string][] = [
   [/\\infty(?![a-zA-Z])/g, " Infinity "],
   [/\\ln(?![a-zA-Z])/g, " log"],
   [/\\log(?![a-zA-Z])/g, " log10"],
-  [/\\(sin|cos|tan|exp|sec|csc|cot|arcsin|arccos|arctan)(?![a-zA-Z])/g, " $1"],
+  [/\\(sin|cos|tan|exp|sec|csc|cot|arcsin|arccos|arctan|sinh|cosh|tanh)(?![a-zA-Z])/g, " $1"],
   [/\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])/g, ""],
-  [/\\(?:displaystyle|textstyle|quad|qquad)(?![a-zA-Z])/g, " "],
+  [/\\(?:displaystyle|textstyle)(?![a-zA-Z])|\\q?quad/g, " "],
   [/\\[,;:! ]/g, " "],
   [/\\\{/g, "{"],
   [/\\\}/g, "}"],
 ];
 
+const TRIG = "sin|cos|tan|sec|csc|cot|arcsin|arccos|arctan|sinh|cosh|tanh|ln|exp";
+
+/**
+ * Notation that only spells a number or a name differently: dropped or rewritten to the
+ * plain LaTeX the rest of latexToPlain reads. Each pattern is one pass over the text.
+ */
+const SPELLINGS: [RegExp, string][] = [
+  // `\\le` from a doubly escaped source is `\le`; a matrix keeps its `\\` row breaks.
+  [/\\\\(?=[a-zA-Z])/g, "\\"],
+  [/\\[dtc]frac(?![a-zA-Z])/g, "\\frac"],
+  [/\\textnormal(?![a-zA-Z])/g, "\\text"],
+  // Digit-group separators: 14{,}916, 11,\!111, 5\,000.
+  [/(\d)\{,\}(?=\d{3})/g, "$1,"],
+  [/(\d),\\!\s*(?=\d{3})/g, "$1,"],
+  [/\\\$/g, " "],
+  [/(\d)\\[,;!: ](?=\d{3}(?!\d))/g, "$1"],
+  [/\\(?:emptyset|varnothing)(?![a-zA-Z])/g, "\\{\\}"],
+  [/\\mathbb\s*\{?\s*R\s*\}?/g, "(-\\infty,\\infty)"],
+  [/\\(?:geq|geqslant|ge)(?![a-zA-Z])|≥/g, ">="],
+  [/\\(?:leq|leqslant|le)(?![a-zA-Z])|≤/g, "<="],
+  [/\\(?:neq|ne)(?![a-zA-Z])|≠/g, "!="],
+  [/\\lt(?![a-zA-Z])/g, "<"],
+  [/\\gt(?![a-zA-Z])/g, ">"],
+  [/\\lfloor(?![a-zA-Z])/g, " floor("],
+  [/\\rfloor(?![a-zA-Z])/g, ")"],
+  [/\\lceil(?![a-zA-Z])/g, " ceil("],
+  [/\\rceil(?![a-zA-Z])/g, ")"],
+];
+
+/**
+ * `\sin^2(x)` → `(sin(x))^2`, `\sin^{2} x` → `(sin(x))^2`, `\sin x` → `sin(x)`: a power
+ * written on a function name applies to its value, and a bare argument (one letter or
+ * number) is bracketed so mathjs reads a call. The argument in brackets has no nested
+ * brackets, so one scan of the text decides.
+ */
+function functionPowers(text: string): string {
+  const withPower = new RegExp(`\\\\(${TRIG})\\s*\\^\\s*(?:\\{\\s*(-?\\d+)\\s*\\}|(\\d))\\s*(\\([^()]*\\)|\\{[^{}]*\\}|[a-zA-Z0-9](?![a-zA-Z]))`, "g");
+  text = text.replace(withPower, (_m, fn: string, braced: string | undefined, digit: string | undefined, arg: string) => {
+    const inner = arg.startsWith("(") || arg.startsWith("{") ? arg.slice(1, -1) : arg;
+    return `(\\${fn}(${inner}))^(${braced ?? digit})`;
+  });
+  const bare = new RegExp(`\\\\(${TRIG})\\s+([a-zA-Z0-9](?![a-zA-Z0-9(]))`, "g");
+  return text.replace(bare, "\\$1($2)");
+}
+
+/** `\log_2 8` → `log(8, 2)`, `\log_{b}(x)` → `log(x, b)`: a logarithm with its base. */
+function logBases(text: string): string {
+  return text.replace(/\\log\s*_\s*(?:\{([^{}]*)\}|(\w))\s*(\([^()]*\)|\{[^{}]*\}|\d+(?:\.\d+)?|[a-zA-Z])/g, (_m, braced: string | undefined, single: string | undefined, arg: string) => {
+    const inner = arg.startsWith("(") || arg.startsWith("{") ? arg.slice(1, -1) : arg;
+    return ` log(${inner}, ${braced ?? single})`;
+  });
+}
+
 /** Converts LaTeX math to a plain expression (sets' braces are kept as `{` `}`). */
 export function latexToPlain(input: string): string {
   let text = input;
-  text = text.replace(/\\[dt]frac(?![a-zA-Z])/g, "\\frac");
-  // A whole number directly before a numeric fraction is a mixed number: 1\frac{1}{2} = 3/2.
-  text = text.replace(/(\d)\s*\\frac\s*\{(\d+)\}\s*\{(\d+)\}/g, "$1 + \\frac{$2}{$3}");
+  for (const [pattern, replacement] of SPELLINGS) text = text.replace(pattern, replacement);
+  text = functionPowers(logBases(text));
+  // A whole number directly before a numeric fraction is a mixed number, one value:
+  // -3\frac{1}{2} = -(3 + 1/2), 2 \times 3\frac{1}{2} = 2 × (3 + 1/2). Not after a power,
+  // a subscript or another number's digits (x^2\frac{1}{2} is a product).
+  text = text.replace(/(?<![\w.^_}])(\d+)\s*\\frac\s*\{(\d+)\}\s*\{(\d+)\}/g, "($1 + \\frac{$2}{$3})");
   text = replaceMacro(text, "frac", 2, ([a, b]) => `((${a})/(${b}))`);
+  text = replaceMacro(text, "binom", 2, ([a, b]) => ` combinations(${a}, ${b})`);
   text = replaceMacro(text, "sqrt", 1, ([a], n) => (n ? ` nthRoot(${a}, ${n})` : ` sqrt(${a})`));
   text = replaceMacro(text, "(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)", 1, ([a]) => ` ${a} `);
   for (const [pattern, replacement] of SIMPLE_MACROS) text = text.replace(pattern, replacement);

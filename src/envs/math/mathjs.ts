@@ -7,6 +7,8 @@ import {
   atanDependencies,
   cbrtDependencies,
   ceilDependencies,
+  combinationsDependencies,
+  coshDependencies,
   cosDependencies,
   cotDependencies,
   create,
@@ -40,9 +42,11 @@ import {
   secDependencies,
   signDependencies,
   sinDependencies,
+  sinhDependencies,
   sqrtDependencies,
   subtractDependencies,
   tanDependencies,
+  tanhDependencies,
   tauDependencies,
   unaryMinusDependencies,
   unaryPlusDependencies,
@@ -68,7 +72,8 @@ import {
  * to comparing text. The lists must therefore cover:
  * - the checker (`KNOWN_NAMES` in scalar.ts, the only names `fixIdentifiers` lets through
  *   whole; every other identifier becomes single-letter variables, which the sample scope
- *   binds): sqrt nthRoot cbrt log log10 log2 exp abs sin cos tan sec csc cot asin acos atan,
+ *   binds): sqrt nthRoot cbrt log log10 log2 exp abs sin cos tan sec csc cot asin acos atan
+ *   sinh cosh tanh floor ceil combinations,
  *   the constants pi e i Infinity;
  * - the calculator's whitelist (`CALCULATOR_FUNCTIONS`, its constants and operators in
  *   calculator.ts);
@@ -101,6 +106,9 @@ export const MATH_FACTORIES = {
   sinDependencies,
   cosDependencies,
   tanDependencies,
+  sinhDependencies,
+  coshDependencies,
+  tanhDependencies,
   secDependencies,
   cscDependencies,
   cotDependencies,
@@ -110,6 +118,7 @@ export const MATH_FACTORIES = {
   atan2Dependencies,
   floorDependencies,
   ceilDependencies,
+  combinationsDependencies,
   roundDependencies,
   fixDependencies,
   minDependencies,

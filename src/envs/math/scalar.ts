@@ -13,6 +13,7 @@ import { Rational } from "./rational.js";
 export const KNOWN_NAMES: ReadonlySet<string> = new Set([
   "pi", "e", "i", "Infinity", "sqrt", "nthRoot", "cbrt", "log", "log10", "log2", "exp", "abs",
   "sin", "cos", "tan", "sec", "csc", "cot", "asin", "acos", "atan", "arcsin", "arccos", "arctan",
+  "sinh", "cosh", "tanh", "floor", "ceil", "combinations",
 ]);
 /** Other spellings, rewritten to the known name before mathjs sees them. */
 export const FUNCTION_ALIASES: Readonly<Record<string, string>> = { arcsin: "asin", arccos: "acos", arctan: "atan", ln: "log", inf: "Infinity", infty: "Infinity" };
@@ -63,9 +64,10 @@ function isVariableFree(text: string): boolean {
  */
 export function prepareScalar(raw: string, opts: { keepLabel?: boolean } = {}): PreparedScalar {
   let text = raw.trim().replace(/\.\s*$/, "").trim();
-  // A leading "x =" (one name, one equals sign) is a label, not part of the value.
-  const assignment = /^[a-zA-Z]\w*\s*=\s*([^=]+)$/.exec(text);
-  if (assignment && !opts.keepLabel) text = (assignment[1] as string).trim();
+  // A leading "x =" (one name, one equals sign) is a label, not part of the value; so is
+  // any left side without digits or arithmetic: `f(x) =`, `|AB| =`, `V_{1}:V_{2} =`, `(p,q) =`.
+  const assignment = /^([^=<>!]+)=\s*([^=]+)$/.exec(text);
+  if (assignment && !opts.keepLabel && isLabel(assignment[1] as string)) text = (assignment[2] as string).trim();
   let percent = false;
   if (/\\?%/.test(text)) {
     percent = true;
@@ -83,6 +85,12 @@ export function prepareScalar(raw: string, opts: { keepLabel?: boolean } = {}): 
   const mixed = /^([+-]?)(\d+)\s+(\d+)\s*\/\s*(\d+)$/.exec(text);
   if (mixed) text = `${mixed[1]}(${mixed[2]} + ${mixed[3]}/${mixed[4]})`;
   return { expr: fixIdentifiers(text), percent, raw: text };
+}
+
+/** A left side that names what the answer is, not part of its value: letters, subscripts, brackets, `:` `,` `|`. */
+export function isLabel(lhs: string): boolean {
+  const bare = lhs.replace(/_\{[^{}]*\}|_\w/g, "").trim();
+  return /[a-zA-Z]/.test(bare) && /^[a-zA-Z()[\]{}|:,/\s\\]+$/.test(bare);
 }
 
 function hasProse(text: string): boolean {
@@ -294,19 +302,29 @@ function sampledValues(node: MathNode, vars: readonly string[]): (Complexish | n
 }
 
 /** Compares two expressions with variables (or `lhs = rhs` equations, up to a constant factor). */
-function symbolicEqual(a: string, b: string, equations: boolean): boolean {
+function symbolicEqual(a: string, b: string, equations: boolean, positiveFactor = false, strict = true): boolean {
   const na = parseFloatExpr(a);
   const nb = parseFloatExpr(b);
   if (!na || !nb) return false;
-  const vars = [...new Set([...freeSymbolsOf(na), ...freeSymbolsOf(nb)])].sort();
-  const as = sampledValues(na, vars);
-  const bs = sampledValues(nb, vars);
+  let varsA = [...new Set([...freeSymbolsOf(na), ...freeSymbolsOf(nb)])].sort();
+  let varsB = varsA;
+  if (!strict) {
+    // Each side's own variables, matched by sorted position: f(x) against f(y) binds x and y alike.
+    varsA = [...freeSymbolsOf(na)].sort();
+    varsB = [...freeSymbolsOf(nb)].sort();
+    if (varsA.length !== varsB.length) return false;
+  }
+  const as = sampledValues(na, varsA);
+  const bs = sampledValues(nb, varsB);
   let valid = 0;
   let ratio: Complexish | null = null;
   for (let k = 0; k < SAMPLES.length; k++) {
     const va = as[k];
     const vb = bs[k];
     if (!va || !vb || ![va.re, va.im, vb.re, vb.im].every(Number.isFinite)) continue;
+    // One side real and the other not: a real root (`\sqrt[3]{x}^2`) against a principal
+    // complex power (`x^{2/3}`) at a negative point; the point says nothing, at least 4 others must.
+    if ((Math.abs(va.im) < 1e-12) !== (Math.abs(vb.im) < 1e-12)) continue;
     valid++;
     if (!equations) {
       if (!closeComplex(va, vb)) return false;
@@ -321,30 +339,97 @@ function symbolicEqual(a: string, b: string, equations: boolean): boolean {
     }
     const den = va.re * va.re + va.im * va.im;
     const r = { re: (vb.re * va.re + vb.im * va.im) / den, im: (vb.im * va.re - vb.re * va.im) / den };
+    if (positiveFactor && !(r.re > 0 && Math.abs(r.im) < 1e-12)) return false;
     if (!ratio) ratio = r;
     else if (!closeComplex(ratio, r)) return false;
   }
   return valid >= 4;
 }
 
-function splitEquation(expr: string): [string, string] | null {
-  const parts = expr.split("=");
-  return parts.length === 2 && parts[0]!.trim() && parts[1]!.trim() ? [parts[0]!.trim(), parts[1]!.trim()] : null;
+type RelationOp = "=" | "!=" | "<" | "<=";
+interface Relation {
+  lhs: string;
+  op: RelationOp;
+  rhs: string;
+}
+
+/**
+ * `lhs op rhs` with one relation sign, `>` and `>=` turned around to `<` and `<=`
+ * (`x >= 5` is `5 <= x`), or null.
+ */
+export function splitRelation(expr: string): Relation | null {
+  const signs = [...expr.matchAll(/<=|>=|!=|==|=|<|>/g)];
+  if (signs.length !== 1) return null;
+  const sign = signs[0] as RegExpMatchArray;
+  const lhs = expr.slice(0, sign.index).trim();
+  const rhs = expr.slice((sign.index as number) + sign[0].length).trim();
+  if (!lhs || !rhs) return null;
+  switch (sign[0]) {
+    case ">":
+      return { lhs: rhs, op: "<", rhs: lhs };
+    case ">=":
+      return { lhs: rhs, op: "<=", rhs: lhs };
+    case "==":
+      return { lhs, op: "=", rhs };
+    default:
+      return { lhs, op: sign[0] as RelationOp, rhs };
+  }
 }
 
 function normalizedText(text: string): string {
   return text.toLowerCase().replace(/\\text\s*/g, "").replace(/[\s{}]/g, "").replace(/\.$/, "");
 }
 
-export type ScalarMethod = "exact" | "numeric" | "symbolic" | "equation" | "text";
+export type ScalarMethod = "exact" | "numeric" | "rounded" | "symbolic" | "equation" | "text";
+
+/** Decimal places a written decimal is taken to (math-verify's `float_rounding` default). */
+export const DEFAULT_PRECISION = 6;
+
+export interface ScalarOptions {
+  /** Decimal places a written decimal stands for; without it decimals are exact. */
+  precision?: number;
+  /** false: variables match by their sorted position, not their names (`f(x)` = `f(y)`). */
+  strict?: boolean;
+}
+
+/** A decimal literal with digits after the point: a rounded value, compared at the precision. */
+const hasDecimal = (raw: string): boolean => /\d*\.\d/.test(raw);
+
+/** `value` rounded half away from zero to `places` decimals, exactly. */
+function roundRational(value: Rational, places: number): Rational {
+  const scale = 10n ** BigInt(places);
+  const scaled = value.mul(new Rational(scale));
+  const negative = scaled.num < 0n;
+  const abs = negative ? -scaled.num : scaled.num;
+  const rounded = (2n * abs + scaled.den) / (2n * scaled.den);
+  return new Rational(negative ? -rounded : rounded, scale);
+}
+
+function roundedEqual(a: number, b: number, places: number): boolean {
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return a === b;
+  const scale = 10 ** places;
+  return Math.round(a * scale) === Math.round(b * scale);
+}
 
 /** Equal values, or null when the pair could not be compared as math (then text decides). */
-export function scalarEqual(candidateRaw: string, goldRaw: string): { equal: boolean; method: ScalarMethod } {
+/**
+ * `precision`: decimal places a written decimal stands for (0.3333 = 1/3 at 4); without it
+ * decimals are exact values (0.3333 ≠ 1/3).
+ */
+export function scalarEqual(candidateRaw: string, goldRaw: string, options: ScalarOptions = {}): { equal: boolean; method: ScalarMethod } {
+  const { precision, strict = true } = options;
   if (normalizedText(candidateRaw) === normalizedText(goldRaw)) return { equal: true, method: "text" };
-  // Two equations compare as equations (2x = 4 vs x = 2) before any `x =` label is dropped.
-  const ce = splitEquation(prepareScalar(candidateRaw, { keepLabel: true }).expr);
-  const ge = splitEquation(prepareScalar(goldRaw, { keepLabel: true }).expr);
-  if (ce && ge) return { equal: symbolicEqual(`(${ce[0]})-(${ce[1]})`, `(${ge[0]})-(${ge[1]})`, true), method: "equation" };
+  // Two equations compare as equations (2x = 4 vs x = 2) before any `x =` label is dropped;
+  // two inequalities as inequalities: rhs − lhs of one is a positive multiple of the other's
+  // (`-x > -1` is `x < 1`).
+  const ce = splitRelation(prepareScalar(candidateRaw, { keepLabel: true }).expr);
+  const ge = splitRelation(prepareScalar(goldRaw, { keepLabel: true }).expr);
+  if (ce && ge) {
+    if (ce.op !== ge.op) return { equal: false, method: "equation" };
+    const inequality = ce.op === "<" || ce.op === "<=";
+    return { equal: symbolicEqual(`(${ce.rhs})-(${ce.lhs})`, `(${ge.rhs})-(${ge.lhs})`, true, inequality, strict), method: "equation" };
+  }
+  if (Boolean(ce && ce.op !== "=") !== Boolean(ge && ge.op !== "=")) return { equal: false, method: "equation" };
 
   const c = prepareScalar(candidateRaw);
   const g = prepareScalar(goldRaw);
@@ -353,10 +438,10 @@ export function scalarEqual(candidateRaw: string, goldRaw: string): { equal: boo
 
   const cNode = cachedParse(decimalParsed, (e) => decimalMath().parse(e), c.expr);
   const gNode = cachedParse(decimalParsed, (e) => decimalMath().parse(e), g.expr);
-  if (!cNode || !gNode) return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw), method: "text" };
+  if (!cNode || !gNode) return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw) || normalizedText(c.raw) === normalizedText(g.raw), method: "text" };
   const vars = new Set([...freeSymbolsOf(cNode), ...freeSymbolsOf(gNode)]);
   if (vars.size > 0) {
-    return { equal: symbolicEqual(c.expr, g.expr, false), method: "symbolic" };
+    return { equal: symbolicEqual(c.expr, g.expr, false, false, strict), method: "symbolic" };
   }
 
   // A percent sign on one side only: 25% equals both 25 and 0.25.
@@ -365,7 +450,9 @@ export function scalarEqual(candidateRaw: string, goldRaw: string): { equal: boo
   const gr = rationalOf(gNode);
   if (cr && gr) {
     const equal = cr.equals(gr) || (g.percent && !c.percent && cr.equals(gr.div(hundred))) || (c.percent && !g.percent && cr.div(hundred).equals(gr));
-    return { equal, method: "exact" };
+    if (equal || precision === undefined || !(hasDecimal(c.raw) || hasDecimal(g.raw))) return { equal, method: "exact" };
+    // A decimal stands for its value at the stated precision: 0.3333 is 1/3 to 4 places.
+    return { equal: roundRational(cr, precision).equals(roundRational(gr, precision)), method: "rounded" };
   }
   const cv = parseFloatExpr(c.expr);
   const gv = parseFloatExpr(g.expr);
@@ -374,5 +461,6 @@ export function scalarEqual(candidateRaw: string, goldRaw: string): { equal: boo
   if (!a || !b) return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw), method: "text" };
   const scaled = (v: Complexish, f: number): Complexish => ({ re: v.re * f, im: v.im * f });
   const equal = closeComplex(a, b) || (g.percent && !c.percent && closeComplex(a, scaled(b, 0.01))) || (c.percent && !g.percent && closeComplex(scaled(a, 0.01), b));
-  return { equal, method: "numeric" };
+  if (equal || precision === undefined || !(hasDecimal(c.raw) || hasDecimal(g.raw))) return { equal, method: "numeric" };
+  return { equal: roundedEqual(a.re, b.re, precision) && roundedEqual(a.im, b.im, precision), method: "rounded" };
 }

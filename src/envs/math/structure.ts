@@ -8,10 +8,15 @@ export type AnswerShape =
   | { kind: "set"; items: string[] }
   | { kind: "list"; items: string[] }
   | { kind: "bracketed"; open: "(" | "["; close: ")" | "]"; items: string[] }
-  | { kind: "union"; parts: AnswerShape[] };
+  | { kind: "union"; parts: AnswerShape[] }
+  | { kind: "matrix"; rows: string[][] };
 
-const OPENERS = "([{";
-const CLOSERS = ")]}";
+/** Delimiters normalizeAnswerText writes a matrix with: `⟦a,b;c,d⟧` (rows by `;`, cells by `,`). */
+export const MATRIX_OPEN = "\u27e6";
+export const MATRIX_CLOSE = "\u27e7";
+
+const OPENERS = "([{\u27e6";
+const CLOSERS = ")]}\u27e7";
 
 /** Splits on `separator` where no bracket is open (intervals' mixed brackets count too). */
 export function splitTopLevel(text: string, separator: string | RegExp): string[] {
@@ -66,7 +71,12 @@ function expandPlusMinus(text: string): string[] | null {
 }
 
 export function answerShape(text: string): AnswerShape {
-  const t = text.trim();
+  let t = text.trim();
+  // A matrix in brackets, `(\begin{pmatrix}…\end{pmatrix})`, is the matrix.
+  while (/^[([]\s*\u27e6/.test(t) && /\u27e7\s*[)\]]$/.test(t) && matchingClose(t) === t.length - 1) t = t.slice(1, -1).trim();
+  if (t.startsWith(MATRIX_OPEN) && matchingClose(t) === t.length - 1) {
+    return { kind: "matrix", rows: splitTopLevel(t.slice(1, -1), ";").map((row) => splitTopLevel(row, ",")) };
+  }
   const union = splitTopLevel(t, /\\cup(?![a-zA-Z])|\s+U\s+/);
   if (union.length > 1) return { kind: "union", parts: union.map(answerShape) };
 
@@ -77,11 +87,13 @@ export function answerShape(text: string): AnswerShape {
     return { kind: "set", items: inner === "" ? [] : splitTopLevel(inner, ",") };
   }
   if ((first === "(" || first === "[") && (last === ")" || last === "]") && matchingClose(t) === t.length - 1) {
-    const items = splitTopLevel(t.slice(1, -1), ",");
+    // `(0;-2;6)` is written with semicolons where the decimal comma is in use.
+    let items = splitTopLevel(t.slice(1, -1), ",");
+    if (items.length === 1) items = splitTopLevel(t.slice(1, -1), ";");
     if (items.length >= 2) return { kind: "bracketed", open: first, close: last, items };
   }
   if (!THOUSANDS.test(t)) {
-    const items = splitTopLevel(t, /,|;|\s+or\s+|\s+and\s+/).filter((s) => s !== "");
+    const items = splitTopLevel(t, /,|;|\s+or\s+|\s+and\s+|(?<=[)\]])\s*(?:or|and)\s*(?=[([])/).filter((s) => s !== "");
     if (items.length > 1) return { kind: "list", items: items.flatMap((s) => expandPlusMinus(s) ?? [s]) };
   }
   const pm = expandPlusMinus(t);

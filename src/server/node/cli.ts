@@ -4,8 +4,10 @@ import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { evalCommand } from "../../eval/node/eval-command.js";
 import { exportSftCommand } from "../../eval/node/export-sft-command.js";
+import { createMathDatasetEnv } from "../../envs/builtin/math-dataset/index.js";
+import { readSource } from "../../envs/datasets/read-source.node.js";
 import { rescoreCommand } from "../../eval/node/rescore-command.js";
-import { loadServerConfig } from "./config.js";
+import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
 import { loadEnvModules } from "./load-envs.js";
 import { startNodeServer } from "./serve.js";
@@ -23,7 +25,8 @@ Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_API_KEYS (comma-separated
 EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
 EDGEGYM_REAP_INTERVAL_SECONDS; for evaluation jobs (POST /v1/evals): EDGEGYM_EVAL_BASE_URL,
 EDGEGYM_EVAL_API_KEY, EDGEGYM_EVAL_MODEL, EDGEGYM_EVAL_MAX_CONCURRENT_REQUESTS,
-EDGEGYM_EVAL_LEASE_SECONDS, EDGEGYM_EVAL_RETENTION_DAYS. Python sandbox: --allow-weak-python-sandbox
+EDGEGYM_EVAL_LEASE_SECONDS, EDGEGYM_EVAL_RETENTION_DAYS. The math-dataset environment:
+EDGEGYM_MATH_DATASET (a JSONL/Parquet path or URL, or its settings as JSON). Python sandbox: --allow-weak-python-sandbox
 (or EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX=1) serves python where bubblewrap cannot run (weak isolation).
 Flags win over variables.`;
 
@@ -53,6 +56,13 @@ async function serveCommand(argv: string[]): Promise<void> {
   const config = loadServerConfig(process.env, values.config);
   if (values["allow-weak-python-sandbox"]) config.pythonAllowWeakSandbox = true;
   const extraEnvs = await loadEnvModules(values.env ?? []);
+  const mathDataset = loadMathDatasetConfig(process.env, values.config);
+  if (mathDataset) {
+    // Loaded now, so a bad path or URL stops the server at start rather than at a reset.
+    const env = createMathDatasetEnv(mathDataset, { read: readSource });
+    await env.dataset.ready();
+    extraEnvs.push(env);
+  }
   const reapSeconds = process.env.EDGEGYM_REAP_INTERVAL_SECONDS ? Number(process.env.EDGEGYM_REAP_INTERVAL_SECONDS) : 60;
   const workersArg = values.workers ?? process.env.EDGEGYM_WORKERS ?? "1";
   const workers = workersArg === "auto" ? availableParallelism() : Number(workersArg);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { serverConfigFromVars } from "../config-vars.js";
 import { DEFAULT_CONFIG } from "../context.js";
-import { loadServerConfig } from "./config.js";
+import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
 
 describe("loadServerConfig", () => {
   it("reads variables, then the config file, and merges API keys from both", () => {
@@ -122,3 +122,22 @@ describe("judges", () => {
     expect(() => loadServerConfig({ EDGEGYM_EVAL_MAX_TOKENS: "lots" })).toThrow(/EDGEGYM_EVAL_MAX_TOKENS must be a positive integer/);
   });
 });
+
+describe("loadMathDatasetConfig", () => {
+  it("reads EDGEGYM_MATH_DATASET as a source or as JSON settings, else the file's math_dataset, else nothing", () => {
+    expect(loadMathDatasetConfig({ EDGEGYM_MATH_DATASET: "./gsm8k.parquet" })).toEqual({ source: "./gsm8k.parquet" });
+    expect(loadMathDatasetConfig({ EDGEGYM_MATH_DATASET: '{"source":"https://h/m.jsonl","precision":4}' })).toEqual({ source: "https://h/m.jsonl", precision: 4 });
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ math_dataset: { source: { train: "a.jsonl", eval: "b.jsonl" }, id: "gsm8k" } }));
+    expect(loadMathDatasetConfig({}, file)).toEqual({ source: { train: "a.jsonl", eval: "b.jsonl" }, id: "gsm8k" });
+    expect(loadServerConfig({}, file)).toEqual({ apiKeys: [] }); // the server's own settings ignore it
+    expect(loadMathDatasetConfig({})).toBeUndefined();
+  });
+
+  it("says which setting is wrong", () => {
+    expect(() => loadMathDatasetConfig({ EDGEGYM_MATH_DATASET: '{"source":"x.jsonl","colums":{}}' })).toThrow(/EDGEGYM_MATH_DATASET: .*colums/);
+    expect(() => loadMathDatasetConfig({ EDGEGYM_MATH_DATASET: '{"source":"x.jsonl","precision":99}' })).toThrow(/EDGEGYM_MATH_DATASET: precision/);
+  });
+});
+

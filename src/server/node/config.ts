@@ -3,6 +3,7 @@ import { z } from "zod";
 import { positiveIntVar as positiveInt, serverConfigFromVars } from "../config-vars.js";
 import type { ServerConfig } from "../context.js";
 import { JudgesConfig } from "../../envs/judges-config.js";
+import { MathDatasetConfig } from "../../envs/builtin/math-dataset/index.js";
 import { QuotasFileSection } from "../tenants/quota-config.js";
 
 /** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every field optional. */
@@ -25,6 +26,8 @@ const ConfigFile = z
     eval_max_rollouts: z.number().int().positive().optional(),
     python_allow_weak_sandbox: z.boolean().optional(),
     env_version_check: z.enum(["strict", "version", "off"]).optional(),
+    /** The `math-dataset` environment's data (src/envs/builtin/math-dataset); read by loadMathDatasetConfig. */
+    math_dataset: MathDatasetConfig.optional(),
   })
   .strict();
 
@@ -59,4 +62,23 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
   const allowWeak = weak === "1" || weak === "true" ? true : weak === "0" || weak === "false" ? false : file.python_allow_weak_sandbox;
   if (allowWeak !== undefined) out.pythonAllowWeakSandbox = allowWeak;
   return out;
+}
+
+/**
+ * The `math-dataset` environment's settings: `EDGEGYM_MATH_DATASET` (JSON, or just a
+ * source path or URL), else the config file's `math_dataset`; undefined when neither is
+ * set (the environment is then not served).
+ */
+export function loadMathDatasetConfig(env: NodeJS.ProcessEnv, configPath?: string): MathDatasetConfig | undefined {
+  const raw = env.EDGEGYM_MATH_DATASET;
+  if (raw !== undefined && raw.trim() !== "") {
+    const value: unknown = raw.trim().startsWith("{") ? JSON.parse(raw) : { source: raw.trim() };
+    const parsed = MathDatasetConfig.safeParse(value);
+    if (!parsed.success) throw new Error(`EDGEGYM_MATH_DATASET: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
+    return parsed.data;
+  }
+  const path = configPath ?? env.EDGEGYM_CONFIG;
+  if (!path) return undefined;
+  const parsed = ConfigFile.safeParse(JSON.parse(readFileSync(path, "utf8")));
+  return parsed.success ? parsed.data.math_dataset : undefined;
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { contentText, type ChatMessage } from "../../../protocol/index.js";
 import { proceduralDataset } from "../../dataset.js";
 import { multiTurnEnv } from "../../define.js";
-import { mathEqual } from "../../math/equivalence.js";
+import { verifyMath } from "../../math/verify.js";
 import type { Parser } from "../../parsers/parser.js";
 import { defineRubric } from "../../rubric.js";
 import { generateMathTask, mathArgs, MathTaskArgs, mathTaskRow } from "../math/generator.js";
@@ -19,6 +19,10 @@ const DoubleCheckState = z
   })
   .strict();
 type DoubleCheckState = z.infer<typeof DoubleCheckState>;
+
+/** The same answer by math verification; generated answers are exact, so decimals compare exactly. */
+const same = (reference: string | null, candidate: string | null): boolean =>
+  reference !== null && candidate !== null && verifyMath(reference, candidate, { precision: "exact" }).equal;
 
 /** First and final answers from state, or from the transcript when scoring statelessly. */
 function answers(state: DoubleCheckState | null, completion: readonly ChatMessage[], parser: Parser): { first: string | null; final: string | null } {
@@ -57,7 +61,7 @@ export const doubleCheck = multiTurnEnv<MathTaskArgs, DoubleCheckState>({
         name: "final_correct",
         weight: 1,
         description: "1 when the second (final) answer equals the reference by math equivalence.",
-        fn: ({ state, completion, parser, answer }) => Number(answer !== null && mathEqual(answers(state, completion, parser).final, answer)),
+        fn: ({ state, completion, parser, answer }) => Number(same(answer, answers(state, completion, parser).final)),
       },
       {
         name: "format",
@@ -68,9 +72,9 @@ export const doubleCheck = multiTurnEnv<MathTaskArgs, DoubleCheckState>({
     ],
     ({ state, completion, parser, answer }) => {
       const { first, final } = answers(state, completion, parser);
-      const firstCorrect = answer !== null && mathEqual(first, answer);
-      const finalCorrect = answer !== null && mathEqual(final, answer);
-      const changed = first !== null && final !== null && !mathEqual(final, first);
+      const firstCorrect = same(answer, first);
+      const finalCorrect = same(answer, final);
+      const changed = first !== null && final !== null && !same(first, final);
       return {
         first_correct: Number(firstCorrect),
         changed_answer: Number(changed),

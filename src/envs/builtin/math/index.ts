@@ -1,8 +1,7 @@
 import { proceduralDataset } from "../../dataset.js";
 import { singleTurnEnv } from "../../define.js";
-import { mathEqual } from "../../math/equivalence.js";
+import { mathRubric } from "../../math/rubric.js";
 import { XmlParser } from "../../parsers/xml-parser.js";
-import { defineRubric } from "../../rubric.js";
 import { generateMathTask, mathArgs, MathTaskArgs, mathTaskRow } from "./generator.js";
 
 export const answerParser = new XmlParser({ fields: ["think", "answer"], answerField: "answer", optional: ["think"] });
@@ -13,8 +12,9 @@ export const MATH_SYSTEM_PROMPT =
 /**
  * Arithmetic and word problems with exact answers, generated from the task's seed:
  * integer, decimal and fraction arithmetic, percentages, unit conversions, rate
- * problems and linear equations, at three difficulties. Answers are compared by the
- * math-equivalence checker, so `0.5`, `1/2` and `\frac{1}{2}` all count.
+ * problems and linear equations, at three difficulties. Answers are compared by
+ * verifyMath (the same verifier users get from the package), so `0.5`, `1/2` and
+ * `\frac{1}{2}` all count.
  */
 export const math = singleTurnEnv<MathTaskArgs>({
   id: "math",
@@ -24,21 +24,7 @@ export const math = singleTurnEnv<MathTaskArgs>({
   parser: answerParser,
   argsSchema: MathTaskArgs,
   dataset: proceduralDataset((rng, _split, _index, args) => mathTaskRow(generateMathTask(rng, mathArgs(args)))),
-  rubric: defineRubric(
-    [
-      {
-        name: "correct",
-        weight: 1,
-        description: "1 when the answer equals the reference by math equivalence, else 0.",
-        fn: ({ completion, answer, parser }) => Number(answer !== null && mathEqual(parser.parseAnswer(completion), answer)),
-      },
-      {
-        name: "format",
-        weight: 0.1,
-        description: "Answer in <answer> tags (optional <think> before it), nothing outside the tags.",
-        fn: ({ completion, parser }) => parser.formatReward(completion),
-      },
-    ],
-    ({ completion, parser }) => ({ answered: Number(parser.parseAnswer(completion) !== null) }),
-  ),
+  // Generated answers are exact, so a decimal is compared as its exact value ("exact"),
+  // not rounded at a precision: 0.33 is not 1/3 here.
+  rubric: mathRubric({ precision: "exact" }),
 });
