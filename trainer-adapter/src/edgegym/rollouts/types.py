@@ -57,6 +57,11 @@ class Rollout:
     policy_version: int = 0
     #: Spans of model turns in completion_ids: (start, end) per turn.
     turn_spans: list[tuple[int, int]] = field(default_factory=list)
+    #: For a rollout of a fork: the episode it was forked from and the turn. Its
+    #: ``prompt_ids`` are then the whole prefix (turns 0 … fork_turn, ending on the next
+    #: generation prompt) and ``completion_ids`` the fork's own turns only.
+    parent_episode_id: str | None = None
+    fork_turn: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -69,10 +74,15 @@ class Rollout:
 
 @dataclass
 class RolloutGroup:
-    """num_generations rollouts of one task, with GRPO advantages over the ones that succeeded."""
+    """num_generations rollouts of one task (or n forks of one episode's state), with GRPO
+    advantages over the ones that succeeded."""
 
     task: TaskRef
     rollouts: list[Rollout]
+    #: For a group of forks: the episode they were forked from and the turn (their shared
+    #: prefix), so advantages compare continuations of one mid-episode state.
+    parent_episode_id: str | None = None
+    fork_turn: int | None = None
 
     @property
     def rewards(self) -> list[float | None]:
