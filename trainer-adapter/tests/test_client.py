@@ -282,6 +282,40 @@ def test_async_paging_and_forks(server):
     assert page.turns[0].sampled.template_hash == "h1"
 
 
+def test_a_page_cursor_that_does_not_advance_is_refused(server):
+    """A hostile or broken server answering the same cursor again must not page forever."""
+    with Client(server.url) as gym:
+        ep = gym.reset("guess-number", index=9, seed=9)
+        gym.step(ep.episode_id, 0, {"role": "assistant", "content": "x"})
+        page = gym.episode(ep.episode_id, from_turn=0, limit=1).model_dump(mode="json", by_alias=True)
+    assert page["next_from_turn"] == 1
+    served: list[str] = []
+
+    class Stuck(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            served.append(self.path)
+            body = json.dumps({**page, "next_from_turn": int(self.path.rsplit("from_turn=", 1)[1].split("&")[0])}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Stuck)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with Client(f"http://127.0.0.1:{httpd.server_address[1]}") as stuck:
+            with pytest.raises(EdgegymError) as err:
+                list(stuck.episode_pages(ep.episode_id, page_turns=1))
+        assert err.value.code == "invalid_response" and len(served) == 1
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def test_clients_have_the_same_long_horizon_methods():
     import inspect
 

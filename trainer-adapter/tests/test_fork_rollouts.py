@@ -201,3 +201,16 @@ def test_a_template_change_fails_the_rollout_instead_of_training_on_it(server, w
         stored = gym.episode(group.rollouts[0].episode_id)
     assert [(c.turn, c.to) for c in stored.template_changes] == [(2, "sha256:a-new-template")]
     assert not rebuilt.ok
+
+
+def test_fork_arguments_the_server_would_refuse_spend_nothing(tokenizer):
+    async def main():
+        async with AsyncClient("http://127.0.0.1:9") as gym:  # never reached
+            collector = RolloutCollector(gym, RecordingGenerator(None), tokenizer)
+            for n, turn in ((0, 1), (65, 1), (10**9, 1), (2, -1)):
+                with pytest.raises(ValueError):
+                    await collector.collect_forks("guess-number", TaskRef(index=1, seed=1), turn, n)
+                with pytest.raises(ValueError):
+                    await collector.fork_group("ep_x", n, turn=turn)
+
+    asyncio.run(main())

@@ -77,12 +77,13 @@ def _retry_wait(
 
 
 def _next_cursor(page: m.Episode, cursor: int) -> int | None:
-    """Where the page after ``page`` starts, or None at the end. A server that answers a
-    cursor that does not move forward would page forever: that is a protocol error."""
+    """Where the page after ``page`` starts, or None at the end. A cursor that does not move
+    forward, or points past the episode's turn, would page forever: a protocol error."""
     nxt = page.next_from_turn
-    if nxt is not None and nxt <= cursor:
+    if nxt is not None and not cursor < nxt <= page.turn:
         raise EdgegymError(
-            f"GET /v1/episodes/{page.episode_id}: next_from_turn {nxt} does not move past from_turn {cursor}",
+            f"GET /v1/episodes/{page.episode_id}: next_from_turn {nxt} is not after from_turn {cursor} "
+            f"and within the episode's {page.turn} turns",
             status=200,
             code="invalid_response",
         )

@@ -29,6 +29,18 @@ class TemplateChanged(RuntimeError):
         self.change = change
 
 
+def _check_fork(n: int, turn: int | None) -> None:
+    """Refuses a fork the server would refuse, before any rollout or token is spent on it."""
+    if not 1 <= n <= MAX_FORKS:
+        raise ValueError(f"n must be 1..{MAX_FORKS} forks (the server's limit per request), not {n}")
+    if turn is not None and turn < 0:
+        raise ValueError(f"the fork turn must be >= 0, not {turn}")
+
+
+#: Most episodes one fork request starts (the server's ``MAX_FORKS_PER_REQUEST``).
+MAX_FORKS = 64
+
+
 @dataclass
 class CollectorSettings:
     #: Sampling for each assistant turn.
@@ -247,9 +259,12 @@ class RolloutCollector:
         (shared, never trained on) and its ``completion_ids`` its own turns. The trunk is
         not scored and is closed after forking when ``close_episodes`` is on.
 
-        Never raises: when the trunk fails or ends before ``fork_turn``, every rollout of
-        the group carries that error (and the group trains nothing).
+        Raises ``ValueError`` only for arguments the server would refuse (``n`` outside
+        1–64, a negative turn); otherwise never: when the trunk fails or ends before
+        ``fork_turn``, or the fork is refused, every rollout of the group carries that
+        error (and the group trains nothing).
         """
+        _check_fork(n, fork_turn)
         trunk = Rollout(env_id=env_id, task=task, policy_version=self.policy_version())
         reached: list[Any] = []
 
@@ -292,6 +307,7 @@ class RolloutCollector:
         it would mix two tokenizations), and ``EdgegymError`` when the read or the fork
         fails; each fork's own failure goes on its rollout.
         """
+        _check_fork(n, turn)
         stored = await read_episode(self.client, episode_id, upto_turn=turn)
         ep = stored.episode
         at = ep.turn if turn is None else turn

@@ -28,13 +28,15 @@ def template_hash(tokenizer: Any, template_kwargs: dict[str, Any] | None = None)
     (``tokenizer.chat_template``; a dict of named templates as is), the keyword
     arguments the collector passes to it (``template_kwargs``, e.g.
     ``{"enable_thinking": False}``), and the vocabulary (every token string and its id,
-    special tokens included). Not hashed: the tokenizer's name or path, so the same
+    special tokens included; a tokenizer-like object without ``get_vocab`` hashes its
+    template alone). Not hashed: the tokenizer's name or path, so the same
     tokenizer loaded from another directory or machine (a trainer resuming elsewhere)
     hashes the same, while a retrained vocabulary or an edited template does not.
     Computed once per collector (reading a 150k-token vocabulary takes a fraction of a
     second).
     """
-    vocab = tokenizer.get_vocab()
+    get_vocab = getattr(tokenizer, "get_vocab", None)
+    vocab = get_vocab() if callable(get_vocab) else {}
     vocab_digest = hashlib.sha256(json.dumps(sorted(vocab.items()), ensure_ascii=False).encode()).hexdigest()
     document = {
         "chat_template": getattr(tokenizer, "chat_template", None),
@@ -133,8 +135,8 @@ def _sampled_of(turn: StoredTurn, expected_hash: str) -> m.SampledTokens:
         raise TrajectoryUnavailable(
             f"turn {turn.turn} was sampled under template {s.template_hash}, this tokenizer is {expected_hash}"
         )
-    if s.logprobs is None:
-        raise TrajectoryUnavailable(f"turn {turn.turn} carries token ids without logprobs")
+    if s.logprobs is None or len(s.logprobs) != len(s.token_ids):
+        raise TrajectoryUnavailable(f"turn {turn.turn} does not carry one logprob per token id")
     return s
 
 
