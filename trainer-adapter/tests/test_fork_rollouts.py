@@ -101,7 +101,7 @@ def test_group_from_forks_of_a_mid_episode_state(server, warm_model, tokenizer):
     formed = [g for g in groups if not g.failed]
     for g in groups:
         if g.failed:  # the trunk guessed right at turn 1: there is no mid-episode state to fork
-            assert all("ended at turn 1, before fork turn 1" in r.error for r in g.rollouts), [r.error for r in g.rollouts]
+            assert all("ended at turn 1, done (solved): no state to fork after turn 1" in r.error for r in g.rollouts), [r.error for r in g.rollouts]
     assert formed, "every trunk ended before the fork turn"
     with Client(server.url) as gym:
         for g in formed:
@@ -192,7 +192,7 @@ def test_a_template_change_fails_the_rollout_instead_of_training_on_it(server, w
         return group, rebuilt
 
     (group, rebuilt), _ = run(server, warm_model, tokenizer, work, gen=swap)
-    if any("before fork turn" in (r.error or "") for r in group.rollouts):
+    if any("no state to fork" in (r.error or "") for r in group.rollouts):
         pytest.skip("the trunk guessed right at turn 1")
     assert group.failed == group.rollouts and all(r.advantage == 0.0 for r in group.rollouts)
     for r in group.rollouts:

@@ -277,7 +277,8 @@ class RolloutCollector:
             if trunk.error is None:
                 history, turn, done = reached
                 if done or turn < fork_turn:
-                    trunk.error = f"the trunk episode {trunk.episode_id} ended at turn {turn}, before fork turn {fork_turn}"
+                    why = f"done ({trunk.stop_reason})" if done else f"stopped ({trunk.stop_reason})"
+                    trunk.error = f"the trunk episode {trunk.episode_id} ended at turn {turn}, {why}: no state to fork after turn {fork_turn}"
             if trunk.error is not None or trunk.episode_id is None:
                 failed = [Rollout(env_id=env_id, task=task, error=f"trunk: {trunk.error}", policy_version=trunk.policy_version) for _ in range(n)]
                 return RolloutGroup(task=task, rollouts=failed, parent_episode_id=trunk.episode_id, fork_turn=fork_turn)
