@@ -349,13 +349,14 @@ export class EpisodeService {
     const parent = await this.load(viewer, id);
     const n = body.n ?? 1;
     const turn = body.turn ?? parent.turn;
-    const requestHash = canonical({ fork: parent.id, ...body, turn, n });
+    // The body as sent: a replay after the parent moved on (no `turn` given) is still the same request.
+    const requestHash = canonical({ fork: parent.id, ...body });
     const keys = idempotencyKey ? Array.from({ length: n }, (_, i) => `${parent.tenant}/fork/${parent.id}:${idempotencyKey}#${i}`) : null;
     const env = this.env(parent.envId);
-    const answer = (rows: { id: string; expiresAt: number }[]): ForkResponse => ({
-      parent: { episode_id: parent.id, turn },
+    const answer = (rows: { id: string; expiresAt: number }[], at: number): ForkResponse => ({
+      parent: { episode_id: parent.id, turn: at },
       episodes: rows.map((r) => ({ episode_id: r.id, expires_at: iso(r.expiresAt) })),
-      turn,
+      turn: at,
       max_turns: env.maxTurnsFor?.(parent.state) ?? env.maxTurns,
       tools: env.toolDefinitionsFor?.(parent.state) ?? env.toolDefinitions(),
     });
@@ -366,7 +367,7 @@ export class EpisodeService {
       if (rows.length !== n || rows.some((r) => r.requestHash !== requestHash)) {
         throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a fork with a different body; use a new key");
       }
-      return { response: answer(rows), replayed: true };
+      return { response: answer(rows, rows[0]?.forkTurn ?? turn), replayed: true };
     };
     const replayed = await earlier();
     if (replayed) return replayed;
@@ -428,7 +429,7 @@ export class EpisodeService {
       forks,
       lineage,
     );
-    if (inserted.length === n) return { response: answer(forks.map((f) => ({ id: f.id, expiresAt: now + ttlMs }))), replayed: false };
+    if (inserted.length === n) return { response: answer(forks.map((f) => ({ id: f.id, expiresAt: now + ttlMs })), turn), replayed: false };
     // A request with the same key got there first.
     const raced = await earlier();
     if (raced) return raced;

@@ -148,11 +148,16 @@ export function describeLongHorizonConformance(options: ConformanceOptions): voi
       expect(again.json).toEqual(first.json);
       expect(again.headers.get("idempotent-replayed")).toBe("true");
       expectError(await call("POST", `/v1/episodes/${id}/fork`, { n: 2 }, { headers }), "idempotency_key_reused");
+      // The parent moves on: the same request (no turn named) is still the same fork, from where it was made.
+      const cell = freeCell((await call("GET", `/v1/episodes/${id}`)).json.messages);
+      await step(id, 1, move(cell));
+      const later = await call("POST", `/v1/episodes/${id}/fork`, { n: 3 }, { headers });
+      expect([later.status, later.json]).toEqual([201, first.json]);
 
       expectError(await call("POST", `/v1/episodes/${id}/fork`, { n: 65 }), "invalid_request");
       expectError(await call("POST", `/v1/episodes/${id}/fork`, { n: 0 }), "invalid_request");
       expectError(await call("POST", `/v1/episodes/${id}/fork`, { turn: -1 }), "invalid_request");
-      expectError(await call("POST", `/v1/episodes/${id}/fork`, { turn: 2 }), "turn_conflict");
+      expectError(await call("POST", `/v1/episodes/${id}/fork`, { turn: 3 }), "turn_conflict");
       expectError(await call("POST", `/v1/episodes/${id}/fork`, { seed: 1 }), "invalid_request");
       expectError(await call("POST", "/v1/episodes/ep_nope/fork", {}), "episode_not_found");
 

@@ -23,9 +23,13 @@ export interface ChildServerOptions {
   /** Polled (GET) until it answers 200. */
   healthUrl: string;
   startTimeoutMs?: number;
+  /** Working directory (default this process's): a benchmark runs another checkout's server. */
+  cwd?: string;
 }
 
 export interface ChildServer {
+  /** The leader's pid (its process group's id): what a benchmark reads CPU time under. */
+  pid: number | undefined;
   /** Everything the server printed so far (stdout and stderr). */
   output(): string;
   /** Stops the server and everything it started, and waits for the leader to exit. */
@@ -42,6 +46,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
   });
   let log = "";
   child.stdout?.on("data", (d: Buffer) => (log += d.toString()));
@@ -74,7 +79,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     if (!running) throw new Error(`${options.command} ${options.args.join(" ")} exited before answering:\n${log}`);
     try {
       const res = await fetch(options.healthUrl, { signal: AbortSignal.timeout(2_000) });
-      if (res.status === 200) return { output: () => log, stop };
+      if (res.status === 200) return { pid: child.pid, output: () => log, stop };
     } catch {
       // not listening yet
     }
