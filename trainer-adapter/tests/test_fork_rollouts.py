@@ -124,6 +124,8 @@ def test_group_from_forks_of_a_mid_episode_state(server, warm_model, tokenizer):
             assert f"<|im_start|>user\n{parent.messages[-1].content}<|im_end|>" in text
             # Advantages compare the forks with each other only.
             assert abs(sum(r.advantage for r in g.rollouts)) < 1e-6
+            passes = sum(r.reward >= 0.5 for r in g.rollouts)
+            assert g.pass_at_k(1) == pytest.approx(passes / 4) and g.pass_at_k(4) == (1.0 if passes else 0.0)
     rollouts = [r for g in formed for r in g.rollouts]
     for r, again in zip(rollouts, rebuilt):
         assert again.error is None, again.error
@@ -214,3 +216,19 @@ def test_fork_arguments_the_server_would_refuse_spend_nothing(tokenizer):
                     await collector.fork_group("ep_x", n, turn=turn)
 
     asyncio.run(main())
+
+
+def test_pass_at_k_of_a_group():
+    from math import comb
+
+    from edgegym.rollouts import Rollout, RolloutGroup
+
+    task = TaskRef(index=0, seed=0)
+    rewards = [1.0, 0.0, 0.0, 0.7, 0.2, None]
+    group = RolloutGroup(task, [Rollout("e", task, reward=x, error=None if x is not None else "boom") for x in rewards])
+    n, c = 5, 2  # the failed rollout is not a sample
+    for k in range(1, 6):
+        assert group.pass_at_k(k) == pytest.approx(1 - comb(n - c, k) / comb(n, k))
+    assert group.pass_at_k(6) is None and group.pass_at_k(1, threshold=0.9) == pytest.approx(1 / 5)
+    with pytest.raises(ValueError):
+        group.pass_at_k(0)

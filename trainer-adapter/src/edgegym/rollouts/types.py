@@ -92,6 +92,25 @@ class RolloutGroup:
     def failed(self) -> list[Rollout]:
         return [r for r in self.rollouts if not r.ok]
 
+    def pass_at_k(self, k: int, threshold: float = 0.5) -> float | None:
+        """Unbiased pass@k over the rollouts that succeeded: the chance that k of them,
+        drawn without replacement, include one with ``reward >= threshold``
+        (1 − C(n−c, k)/C(n, k), the estimator and default threshold of the server's eval
+        summaries). For a group of forks: pass@k from that mid-episode state. None when
+        fewer than ``k`` rollouts succeeded (failed ones are not samples of the policy).
+        """
+        if k < 1:
+            raise ValueError(f"k must be >= 1, not {k}")
+        rewards = [r.reward for r in self.rollouts if r.ok and r.reward is not None]
+        n = len(rewards)
+        if n < k:
+            return None
+        c = sum(1 for x in rewards if x >= threshold)
+        none_pass = 1.0  # C(n-c, k) / C(n, k) as a running product: no overflow for large n
+        for i in range(k):
+            none_pass *= max(0, n - c - i) / (n - i)
+        return 1.0 - none_pass
+
 
 ScaleRewards = Literal["group", "batch", "none"]
 
