@@ -53,8 +53,8 @@ def test_steps_carry_sampled_tokens_and_rollouts_rebuild_from_the_server(server,
 
     async def work(collector):
         groups = await collector.collect(env_id, [TaskRef(index=21, seed=2), TaskRef(index=22, seed=3)], 2)
-        rebuilt = [await collector.rollout_from_server(r.episode_id) for g in groups for r in g.rollouts]
-        return collector.template_hash, groups, rebuilt
+        batch = await collector.groups_from_server([[r.episode_id for r in g.rollouts] for g in groups])
+        return collector.template_hash, groups, [r for g in batch for r in g.rollouts]
 
     (digest, groups, rebuilt), gen = run(server, warm_model, tokenizer, work, sampling=SamplingParams(max_tokens=max_tokens))
     assert digest == template_hash(tokenizer) and digest.startswith("sha256:")
@@ -72,6 +72,7 @@ def test_steps_carry_sampled_tokens_and_rollouts_rebuild_from_the_server(server,
             assert again.error is None, again.error
             same_tokens(again, r)
             assert (again.env_id, again.index, again.seed, again.parent_episode_id) == (env_id, r.index, r.seed, None)
+            assert again.advantage == pytest.approx(r.advantage)  # the batch's advantages, rebuilt
 
 
 def test_without_sampled_tokens_nothing_is_stored_and_nothing_rebuilds(server, warm_model, tokenizer):
@@ -94,8 +95,9 @@ def test_group_from_forks_of_a_mid_episode_state(server, warm_model, tokenizer):
     async def work(collector):
         groups = await asyncio.gather(*(collector.collect_forks("guess-number", t, 1, 4) for t in tasks))
         formed = [g for g in groups if not g.failed]
-        rebuilt = [await collector.rollout_from_server(r.episode_id) for g in formed for r in g.rollouts]
-        return groups, rebuilt
+        batch = await collector.groups_from_server([[r.episode_id for r in g.rollouts] for g in formed])
+        assert [(g.parent_episode_id, g.fork_turn) for g in batch] == [(g.parent_episode_id, g.fork_turn) for g in formed]
+        return groups, [r for g in batch for r in g.rollouts]
 
     (groups, rebuilt), gen = run(server, warm_model, tokenizer, work)
     formed = [g for g in groups if not g.failed]
@@ -131,6 +133,7 @@ def test_group_from_forks_of_a_mid_episode_state(server, warm_model, tokenizer):
         assert again.error is None, again.error
         same_tokens(again, r)
         assert (again.parent_episode_id, again.fork_turn) == (r.parent_episode_id, 1)
+        assert again.advantage == pytest.approx(r.advantage)
 
 
 def _unsolved_episode(gym, index, seed, tokens=None, template="x"):

@@ -421,3 +421,26 @@ class RolloutCollector:
 
         await self._guarded(r, load(), close=False)
         return r
+
+    async def groups_from_server(self, groups: Sequence[Sequence[str]], *, policy_version: int = 0) -> list[RolloutGroup]:
+        """A batch rebuilt from the server: ``groups`` lists each group's episode ids (as
+        ``[[r.episode_id for r in g.rollouts] for g in groups]`` saved before a crash).
+        Every rollout is rebuilt with ``rollout_from_server`` (at most ``max_concurrency``
+        reads at once), each group's task is its first rollout's, and GRPO advantages are
+        assigned as ``collect`` assigns them; a rollout that cannot be rebuilt carries its
+        error and gets advantage 0."""
+
+        async def one(episode_id: str) -> Rollout:
+            async with self._slots:
+                return await self.rollout_from_server(episode_id, policy_version=policy_version)
+
+        rebuilt = [await asyncio.gather(*(one(e) for e in ids)) for ids in groups]
+        out: list[RolloutGroup] = []
+        for rollouts in rebuilt:
+            first = rollouts[0] if rollouts else None
+            task = first.task if first is not None else TaskRef(index=None, seed=None)
+            forked = {(r.parent_episode_id, r.fork_turn) for r in rollouts}
+            parent, turn = forked.pop() if len(forked) == 1 else (None, None)
+            out.append(RolloutGroup(task=task, rollouts=list(rollouts), parent_episode_id=parent, fork_turn=turn))
+        assign_advantages(out, self.settings.scale_rewards)
+        return out
