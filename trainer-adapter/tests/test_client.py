@@ -187,6 +187,148 @@ def test_retries_do_not_double_apply(server, mode):
     assert full.score is not None and full.score.metrics["tool_calls"] == 1
 
 
+def test_retry_of_a_lost_fork_reply_starts_no_second_set(server):
+    with FaultyProxy(server.url, "drop") as proxy, Client(proxy.url, retry=FAST) as gym:
+        ep = gym.reset("guess-number", index=4, seed=4)
+        forked = gym.fork(ep.episode_id, n=3)  # first reply lost: the retry carries the same key
+        assert proxy.forwarded.count(f"POST /v1/episodes/{ep.episode_id}/fork") == 2
+    with Client(server.url) as gym:
+        again = gym.fork(ep.episode_id, n=3, idempotency_key="same")
+        replay = gym.fork(ep.episode_id, n=3, idempotency_key="same")
+        assert [e.episode_id for e in replay.episodes] == [e.episode_id for e in again.episodes]
+        with pytest.raises(EdgegymError) as err:
+            gym.fork(ep.episode_id, n=2, idempotency_key="same")
+        assert (err.value.status, err.value.code) == (409, "idempotency_key_reused")
+    assert len({e.episode_id for e in forked.episodes}) == 3 and forked.turn == 0
+
+
+# --- long-horizon: paging, forks, sampled tokens -------------------------------------------------------
+
+
+def _guess(gym, episode_id, turn, text, tokens=None, template="sha256:t1"):
+    sampled = None if tokens is None else {"token_ids": tokens, "logprobs": [-0.5] * len(tokens), "template_hash": template}
+    return gym.step(episode_id, turn, {"role": "assistant", "content": text}, sampled)
+
+
+def _wrong_guesses(secret):
+    """Three guesses that miss, so an episode runs all its turns."""
+    return [g for g in range(1, 10) if g != secret][:3]
+
+
+def test_paging_forks_and_sampled_tokens(server):
+    with Client(server.url) as gym:
+        ep = gym.reset("guess-number", index=7, seed=7)
+        secret = int(gym.examples("guess-number", offset=7, limit=1).examples[0].answer or 0)
+        g1, g2, _ = _wrong_guesses(secret)
+        first = _guess(gym, ep.episode_id, 0, str(g1), tokens=[5, 6, 7])
+        assert first.template_change is None and first.turn == 1
+        second = _guess(gym, ep.episode_id, 1, str(g2), tokens=[8, 9], template="sha256:t2")
+        assert second.template_change is not None
+        assert (second.template_change.turn, second.template_change.from_, second.template_change.to) == (2, "sha256:t1", "sha256:t2")
+
+        full = gym.episode(ep.episode_id)
+        assert full.from_turn == 0 and full.next_from_turn is None and full.parent is None
+        assert [t.turn for t in full.turns] == [0, 1, 2] and full.turns[0].sampled is None
+        assert full.turns[1].sampled.token_ids == [5, 6, 7] and full.turns[1].sampled.logprobs == [-0.5] * 3
+        assert [c.turn for c in full.template_changes] == [2]
+        assert sum(t.message_count for t in full.turns) == len(full.messages)
+
+        page = gym.episode(ep.episode_id, from_turn=1, limit=1)
+        assert page.from_turn == 1 and page.next_from_turn == 2 and [t.turn for t in page.turns] == [1]
+        assert page.messages[0].content == str(g1)
+        pages = list(gym.episode_pages(ep.episode_id, page_turns=1))
+        assert [p.from_turn for p in pages] == [0, 1, 2]
+        assert [m for p in pages for m in p.messages] == full.messages
+        assert gym.episode(ep.episode_id, from_turn=99).messages == []
+
+        forked = gym.fork(ep.episode_id, turn=1, n=2, metadata={"node": "a"})
+        assert forked.turn == 1 and forked.parent.episode_id == ep.episode_id and len(forked.episodes) == 2
+        a, b = (e.episode_id for e in forked.episodes)
+        # Independent branches from the same state: the same message gives the parent's reply.
+        replay = _guess(gym, a, 1, str(g2), tokens=[8, 9])
+        assert [m.content for m in replay.messages] == [m.content for m in second.messages]
+        other = _guess(gym, b, 1, str(secret), tokens=[1])
+        assert other.done and other.stop_reason == "solved"
+        fa = gym.episode(a)
+        assert fa.parent.episode_id == ep.episode_id and fa.parent.turn == 1 and fa.metadata == {"node": "a"}
+        assert fa.turns[1].sampled.token_ids == [5, 6, 7]  # the prefix's tokens come with the fork
+        assert fa.messages[: len(full.messages)] == full.messages and fa.template_changes == []
+        assert gym.episode(ep.episode_id).turn == 2  # the parent is unchanged
+
+        with pytest.raises(EdgegymError) as err:
+            gym.fork(ep.episode_id, turn=9)
+        assert (err.value.status, err.value.code) == (409, "turn_conflict")
+        with pytest.raises(EdgegymError) as err:
+            gym.fork(b)  # b is done at its current turn: nothing to step
+        assert (err.value.status, err.value.code) == (409, "episode_done")
+        with pytest.raises(ValueError):
+            gym.step(a, 2, {"role": "assistant", "content": "1"}, {"token_ids": [1, 2], "logprobs": [0.0], "template_hash": "h"})
+        with pytest.raises(ValueError):
+            gym.episode(a, limit=1001)
+        with pytest.raises(Exception):  # not a template hash: spaces are refused before sending
+            gym.step(a, 2, {"role": "assistant", "content": "1"}, {"token_ids": [1], "template_hash": ""})
+
+
+def test_async_paging_and_forks(server):
+    async def main():
+        async with AsyncClient(server.url) as gym:
+            ep = await gym.reset("guess-number", index=8, seed=8)
+            await gym.step(ep.episode_id, 0, {"role": "assistant", "content": "x"}, {"token_ids": [3], "logprobs": [-1.0], "template_hash": "h1"})
+            forked = await gym.fork(ep.episode_id, n=2, idempotency_key="async-k")
+            again = await gym.fork(ep.episode_id, n=2, idempotency_key="async-k")
+            pages = [p async for p in gym.episode_pages(forked.episodes[0].episode_id, page_turns=1)]
+            page = await gym.episode(ep.episode_id, from_turn=1, limit=1)
+            return forked, again, pages, page
+
+    forked, again, pages, page = asyncio.run(main())
+    assert forked.turn == 1 and [e.episode_id for e in forked.episodes] == [e.episode_id for e in again.episodes]
+    assert [p.from_turn for p in pages] == [0, 1] and pages[1].turns[0].sampled.token_ids == [3]
+    assert page.turns[0].sampled.template_hash == "h1"
+
+
+def test_a_page_cursor_that_does_not_advance_is_refused(server):
+    """A hostile or broken server answering the same cursor again must not page forever."""
+    with Client(server.url) as gym:
+        ep = gym.reset("guess-number", index=9, seed=9)
+        gym.step(ep.episode_id, 0, {"role": "assistant", "content": "x"})
+        page = gym.episode(ep.episode_id, from_turn=0, limit=1).model_dump(mode="json", by_alias=True)
+    assert page["next_from_turn"] == 1
+    served: list[str] = []
+
+    class Stuck(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):
+            served.append(self.path)
+            body = json.dumps({**page, "next_from_turn": int(self.path.rsplit("from_turn=", 1)[1].split("&")[0])}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Stuck)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with Client(f"http://127.0.0.1:{httpd.server_address[1]}") as stuck:
+            with pytest.raises(EdgegymError) as err:
+                list(stuck.episode_pages(ep.episode_id, page_turns=1))
+        assert err.value.code == "invalid_response" and len(served) == 1
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_clients_have_the_same_long_horizon_methods():
+    import inspect
+
+    for name in ("step", "episode", "episode_pages", "fork"):
+        sync, aio = getattr(Client, name), getattr(AsyncClient, name)
+        assert inspect.signature(sync) == inspect.signature(aio) or str(inspect.signature(sync)).replace("Iterator", "AsyncIterator") == str(inspect.signature(aio)), name
+        assert sync.__doc__ == aio.__doc__, name
+
+
 def test_retry_gives_up_on_deadline_and_honours_retry_after():
     hits: list[float] = []
 

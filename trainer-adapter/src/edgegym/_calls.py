@@ -15,6 +15,9 @@ from . import models as m
 
 T = TypeVar("T", bound=BaseModel)
 
+#: Most turns one page of ``GET /v1/episodes/{id}`` holds (the server's ``MAX_PAGE_TURNS``).
+MAX_PAGE_TURNS = 1000
+
 
 @dataclass(frozen=True)
 class Call(Generic[T]):
@@ -75,11 +78,20 @@ def reset(
     )
 
 
-def step(episode_id: str, turn: int, message: m.AssistantMessage | dict[str, Any]) -> Call[m.StepResponse]:
+def step(
+    episode_id: str,
+    turn: int,
+    message: m.AssistantMessage | dict[str, Any],
+    sampled: m.SampledTokens | dict[str, Any] | None = None,
+) -> Call[m.StepResponse]:
     msg = message if isinstance(message, m.AssistantMessage) else m.AssistantMessage.model_validate(message)
-    body = m.StepRequest(turn=turn, message=msg)
+    tokens = sampled if sampled is None or isinstance(sampled, m.SampledTokens) else m.SampledTokens.model_validate(sampled)
+    if tokens is not None and tokens.logprobs is not None and len(tokens.logprobs) != len(tokens.token_ids):
+        # The server refuses it too (400); saying so here names the caller's bug before a round trip.
+        raise ValueError(f"sampled: {len(tokens.logprobs)} logprobs for {len(tokens.token_ids)} token ids")
+    body = m.StepRequest(turn=turn, message=msg, sampled=tokens)
     # The turn makes a repeat safe: the server answers a step it already applied with the
-    # stored reply, byte for byte.
+    # stored reply, byte for byte (and keeps the first request's ``sampled``).
     return Call(
         "POST",
         f"/v1/episodes/{_seg(episode_id)}/step",
@@ -105,8 +117,36 @@ def rescore(episode_id: str, *, rubric: m.RescoreRubric, save: bool) -> Call[m.R
     )
 
 
-def episode(episode_id: str) -> Call[m.Episode]:
-    return Call("GET", f"/v1/episodes/{_seg(episode_id)}", m.Episode, idempotent=True)
+def episode(episode_id: str, from_turn: int | None = None, limit: int | None = None) -> Call[m.Episode]:
+    if from_turn is not None and from_turn < 0:
+        raise ValueError(f"from_turn must be >= 0, not {from_turn}")
+    if limit is not None and not 1 <= limit <= MAX_PAGE_TURNS:
+        raise ValueError(f"limit must be 1..{MAX_PAGE_TURNS}, not {limit}")
+    params = {k: v for k, v in {"from_turn": from_turn, "limit": limit}.items() if v is not None}
+    return Call("GET", f"/v1/episodes/{_seg(episode_id)}", m.Episode, idempotent=True, params=params or None)
+
+
+def fork(
+    episode_id: str,
+    *,
+    turn: int | None,
+    n: int,
+    ttl_seconds: int | None,
+    metadata: dict[str, Any] | None,
+    idempotency_key: str | None,
+) -> Call[m.ForkResponse]:
+    body = m.ForkRequest(turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata)
+    # As for reset: one key per logical fork, so a fork whose reply was lost comes back as
+    # the same n episodes on retry, never 2n.
+    key = idempotency_key or f"edgegym-py-{uuid.uuid4().hex}"
+    return Call(
+        "POST",
+        f"/v1/episodes/{_seg(episode_id)}/fork",
+        m.ForkResponse,
+        idempotent=True,
+        json=body.model_dump(exclude_none=True),
+        headers={"Idempotency-Key": key},
+    )
 
 
 def close(episode_id: str) -> Call[m.CloseResponse]:

@@ -76,6 +76,20 @@ def _retry_wait(
     return next_wait(policy, attempt, started, retry_after)
 
 
+def _next_cursor(page: m.Episode, cursor: int) -> int | None:
+    """Where the page after ``page`` starts, or None at the end. A cursor that does not move
+    forward, or points past the episode's turn, would page forever: a protocol error."""
+    nxt = page.next_from_turn
+    if nxt is not None and not cursor < nxt <= page.turn:
+        raise EdgegymError(
+            f"GET /v1/episodes/{page.episode_id}: next_from_turn {nxt} is not after from_turn {cursor} "
+            f"and within the episode's {page.turn} turns",
+            status=200,
+            code="invalid_response",
+        )
+    return nxt
+
+
 class _Operations:
     """The public methods, written once over ``_send``; each client supplies ``_send``."""
 
@@ -131,9 +145,22 @@ class _Operations:
             )
         )
 
-    def step(self, episode_id: str, turn: int, message: m.AssistantMessage | dict[str, Any]) -> m.StepResponse:
-        """``POST /v1/episodes/{id}/step``: one assistant message (tool calls included) at ``turn``."""
-        return self._send(_calls.step(episode_id, turn, message))
+    def step(
+        self,
+        episode_id: str,
+        turn: int,
+        message: m.AssistantMessage | dict[str, Any],
+        sampled: m.SampledTokens | dict[str, Any] | None = None,
+    ) -> m.StepResponse:
+        """``POST /v1/episodes/{id}/step``: one assistant message (tool calls included) at ``turn``.
+
+        ``sampled`` (optional): what the trainer sampled for ``message``, as
+        ``SampledTokens`` or a dict ``{"token_ids": [...], "logprobs": [...],
+        "template_hash": "sha256:…"}``. The server stores it with the turn and returns it
+        with the episode (``Episode.turns[].sampled``); when its ``template_hash`` differs
+        from the episode's previous one, the reply carries ``template_change``.
+        """
+        return self._send(_calls.step(episode_id, turn, message, sampled))
 
     def score(self, episode_id: str) -> m.ScoreResponse:
         """``POST /v1/episodes/{id}/score``: run the rubric (stored; scoring again returns the same)."""
@@ -145,9 +172,50 @@ class _Operations:
         or model runs; the stored score is replaced only with ``save=True``."""
         return self._send(_calls.rescore(episode_id, rubric=rubric, save=save))
 
-    def episode(self, episode_id: str) -> m.Episode:
-        """``GET /v1/episodes/{id}``: transcript, status, score."""
-        return self._send(_calls.episode(episode_id))
+    def episode(self, episode_id: str, *, from_turn: int | None = None, limit: int | None = None) -> m.Episode:
+        """``GET /v1/episodes/{id}``: transcript, status, score, per-turn sampled tokens.
+
+        Without ``from_turn`` and ``limit`` the whole transcript comes back. With them, one
+        page: turns ``from_turn`` … ``from_turn + limit - 1`` (``limit`` 1–1000), and
+        ``next_from_turn`` says where the next page starts (None at the end). Turn 0 is the
+        opening messages; turn t ≥ 1 is the t-th assistant message and the reply to it.
+        """
+        return self._send(_calls.episode(episode_id, from_turn, limit))
+
+    def episode_pages(self, episode_id: str, *, from_turn: int = 0, page_turns: int = 100) -> Iterator[m.Episode]:
+        """Every page of an episode's transcript from ``from_turn`` on, ``page_turns`` turns a
+        page, following ``next_from_turn`` until the end. Each page is a full ``Episode``
+        (status and score as of that read); a long episode is read without holding its
+        whole transcript in one response.
+        """
+        cursor: int | None = from_turn
+        while cursor is not None:
+            page = self._send(_calls.episode(episode_id, cursor, page_turns))
+            yield page
+            cursor = _next_cursor(page, cursor)
+
+    def fork(
+        self,
+        episode_id: str,
+        turn: int | None = None,
+        n: int = 1,
+        *,
+        ttl_seconds: int | None = None,
+        metadata: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> m.ForkResponse:
+        """``POST /v1/episodes/{id}/fork``: start ``n`` (1–64) new episodes from the state
+        after ``turn`` (default: the episode's current turn; 0: right after reset).
+
+        Each new episode is active at ``ForkResponse.turn`` (send it with its first step),
+        its transcript starts with the parent's turns 0…turn, and it is stepped, scored,
+        closed and forked on its own; the parent is not changed. Without
+        ``idempotency_key`` one is generated for this call, so its retries never start a
+        second set; pass your own to make a fork safe across processes or restarts.
+        """
+        return self._send(
+            _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
+        )
 
     def close(self, episode_id: str) -> m.CloseResponse:
         """``DELETE /v1/episodes/{id}`` (idempotent)."""
@@ -423,17 +491,77 @@ class AsyncClient:
             )
         )
 
-    async def step(self, episode_id: str, turn: int, message: m.AssistantMessage | dict[str, Any]) -> m.StepResponse:
-        return await self._send(_calls.step(episode_id, turn, message))
+    async def step(
+        self,
+        episode_id: str,
+        turn: int,
+        message: m.AssistantMessage | dict[str, Any],
+        sampled: m.SampledTokens | dict[str, Any] | None = None,
+    ) -> m.StepResponse:
+        """``POST /v1/episodes/{id}/step``: one assistant message (tool calls included) at ``turn``.
+
+        ``sampled`` (optional): what the trainer sampled for ``message``, as
+        ``SampledTokens`` or a dict ``{"token_ids": [...], "logprobs": [...],
+        "template_hash": "sha256:…"}``. The server stores it with the turn and returns it
+        with the episode (``Episode.turns[].sampled``); when its ``template_hash`` differs
+        from the episode's previous one, the reply carries ``template_change``.
+        """
+        return await self._send(_calls.step(episode_id, turn, message, sampled))
 
     async def score(self, episode_id: str) -> m.ScoreResponse:
+        """``POST /v1/episodes/{id}/score``: run the rubric (stored; scoring again returns the same)."""
         return await self._send(_calls.score(episode_id))
 
     async def rescore(self, episode_id: str, *, rubric: m.RescoreRubric = "episode", save: bool = False) -> m.RescoreResponse:
+        """``POST /v1/episodes/{id}/rescore``: score the stored transcript again, with the
+        episode's own rubric or (``rubric="current"``) the one the server runs now. No tool
+        or model runs; the stored score is replaced only with ``save=True``."""
         return await self._send(_calls.rescore(episode_id, rubric=rubric, save=save))
 
-    async def episode(self, episode_id: str) -> m.Episode:
-        return await self._send(_calls.episode(episode_id))
+    async def episode(self, episode_id: str, *, from_turn: int | None = None, limit: int | None = None) -> m.Episode:
+        """``GET /v1/episodes/{id}``: transcript, status, score, per-turn sampled tokens.
+
+        Without ``from_turn`` and ``limit`` the whole transcript comes back. With them, one
+        page: turns ``from_turn`` … ``from_turn + limit - 1`` (``limit`` 1–1000), and
+        ``next_from_turn`` says where the next page starts (None at the end). Turn 0 is the
+        opening messages; turn t ≥ 1 is the t-th assistant message and the reply to it.
+        """
+        return await self._send(_calls.episode(episode_id, from_turn, limit))
+
+    async def episode_pages(self, episode_id: str, *, from_turn: int = 0, page_turns: int = 100) -> AsyncIterator[m.Episode]:
+        """Every page of an episode's transcript from ``from_turn`` on, ``page_turns`` turns a
+        page, following ``next_from_turn`` until the end. Each page is a full ``Episode``
+        (status and score as of that read); a long episode is read without holding its
+        whole transcript in one response.
+        """
+        cursor: int | None = from_turn
+        while cursor is not None:
+            page = await self._send(_calls.episode(episode_id, cursor, page_turns))
+            yield page
+            cursor = _next_cursor(page, cursor)
+
+    async def fork(
+        self,
+        episode_id: str,
+        turn: int | None = None,
+        n: int = 1,
+        *,
+        ttl_seconds: int | None = None,
+        metadata: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> m.ForkResponse:
+        """``POST /v1/episodes/{id}/fork``: start ``n`` (1–64) new episodes from the state
+        after ``turn`` (default: the episode's current turn; 0: right after reset).
+
+        Each new episode is active at ``ForkResponse.turn`` (send it with its first step),
+        its transcript starts with the parent's turns 0…turn, and it is stepped, scored,
+        closed and forked on its own; the parent is not changed. Without
+        ``idempotency_key`` one is generated for this call, so its retries never start a
+        second set; pass your own to make a fork safe across processes or restarts.
+        """
+        return await self._send(
+            _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
+        )
 
     async def close(self, episode_id: str) -> m.CloseResponse:
         return await self._send(_calls.close(episode_id))

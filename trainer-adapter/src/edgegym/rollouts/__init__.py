@@ -1,9 +1,10 @@
 """Rollout collection with exact token provenance."""
 
 from .chat_tokens import ChatTokens, TemplateError
-from .collector import CollectorSettings, RolloutCollector
+from .collector import CollectorSettings, RolloutCollector, TemplateChanged
 from .generator import Generation, Generator, SamplingParams
 from .tool_calls import HermesToolCallParser, NoToolCallParser, ToolCallParser
+from .trajectory import StoredEpisode, StoredTurn, Trajectory, TrajectoryUnavailable, read_episode, rebuild, template_hash
 from .types import Rollout, RolloutGroup, TaskRef, assign_advantages
 from .vllm_generator import VLLMGenerator
 
@@ -12,6 +13,14 @@ __all__ = [
     "TemplateError",
     "CollectorSettings",
     "RolloutCollector",
+    "TemplateChanged",
+    "StoredEpisode",
+    "StoredTurn",
+    "Trajectory",
+    "TrajectoryUnavailable",
+    "read_episode",
+    "rebuild",
+    "template_hash",
     "Generation",
     "Generator",
     "SamplingParams",

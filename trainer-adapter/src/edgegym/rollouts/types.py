@@ -57,6 +57,11 @@ class Rollout:
     policy_version: int = 0
     #: Spans of model turns in completion_ids: (start, end) per turn.
     turn_spans: list[tuple[int, int]] = field(default_factory=list)
+    #: For a rollout of a fork: the episode it was forked from and the turn. Its
+    #: ``prompt_ids`` are then the whole prefix (turns 0 … fork_turn, ending on the next
+    #: generation prompt) and ``completion_ids`` the fork's own turns only.
+    parent_episode_id: str | None = None
+    fork_turn: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -69,10 +74,15 @@ class Rollout:
 
 @dataclass
 class RolloutGroup:
-    """num_generations rollouts of one task, with GRPO advantages over the ones that succeeded."""
+    """num_generations rollouts of one task (or n forks of one episode's state), with GRPO
+    advantages over the ones that succeeded."""
 
     task: TaskRef
     rollouts: list[Rollout]
+    #: For a group of forks: the episode they were forked from and the turn (their shared
+    #: prefix), so advantages compare continuations of one mid-episode state.
+    parent_episode_id: str | None = None
+    fork_turn: int | None = None
 
     @property
     def rewards(self) -> list[float | None]:
@@ -81,6 +91,25 @@ class RolloutGroup:
     @property
     def failed(self) -> list[Rollout]:
         return [r for r in self.rollouts if not r.ok]
+
+    def pass_at_k(self, k: int, threshold: float = 0.5) -> float | None:
+        """Unbiased pass@k over the rollouts that succeeded: the chance that k of them,
+        drawn without replacement, include one with ``reward >= threshold``
+        (1 − C(n−c, k)/C(n, k), the estimator and default threshold of the server's eval
+        summaries). For a group of forks: pass@k from that mid-episode state. None when
+        fewer than ``k`` rollouts succeeded (failed ones are not samples of the policy).
+        """
+        if k < 1:
+            raise ValueError(f"k must be >= 1, not {k}")
+        rewards = [r.reward for r in self.rollouts if r.ok and r.reward is not None]
+        n = len(rewards)
+        if n < k:
+            return None
+        c = sum(1 for x in rewards if x >= threshold)
+        none_pass = 1.0  # C(n-c, k) / C(n, k) as a running product: no overflow for large n
+        for i in range(k):
+            none_pass *= max(0, n - c - i) / (n - i)
+        return 1.0 - none_pass
 
 
 ScaleRewards = Literal["group", "batch", "none"]
