@@ -258,7 +258,8 @@ export class EpisodeService {
     // What the turn row holds: the message, the reply body (its messages are read from it),
     // the state after the turn and the sampled tokens. The state is stored per turn so a fork
     // from any turn starts exactly there (docs/long-horizon.md).
-    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(JSON.stringify(snapshot.state ?? null)) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0);
+    const stateJson = JSON.stringify(snapshot.state ?? null);
+    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(stateJson) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0);
     const maxEpisodeBytes = this.quotas.maxEpisodeBytes;
     // The owner's bytes, whoever steps (an admin key included).
     const admitting = this.quotas.admitStepBytes(row.tenant, addedBytes);
@@ -268,7 +269,9 @@ export class EpisodeService {
       expectedTurn: row.turn,
       turn: snapshot.turn,
       state: snapshot.state,
+      stateJson,
       message: req.message,
+      messageJson,
       reply: body,
       sampled: sampled ?? null,
       templateHash: hash ?? row.templateHash,

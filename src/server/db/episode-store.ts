@@ -74,12 +74,15 @@ export interface LineageEntry {
 
 export interface StepWrite {
   id: string;
+  /** `state` as JSON text, when the caller has it already (it is written twice: turn row and head). */
+  stateJson?: string;
   /** The turn the episode must still be at: the optimistic-concurrency check. */
   expectedTurn: number;
   turn: number;
   state: unknown;
-  /** This turn's assistant message. */
+  /** This turn's assistant message (and as JSON text, when the caller has it already). */
   message: unknown;
+  messageJson?: string;
   /** This step's response body, stored for byte-exact retries; its `messages` are the turn's reply. */
   reply: string;
   sampled: unknown;
@@ -274,17 +277,18 @@ export class EpisodeStore {
    */
   async commitStep(w: StepWrite): Promise<boolean> {
     const guard: SqlValue[] = [w.id, w.expectedTurn, w.addedBytes, w.maxEpisodeBytes];
+    const stateJson = w.stateJson ?? JSON.stringify(w.state ?? null);
     const statements: SqlStatement[] = [
       {
         sql: INSERT_TURN,
         params: [
           w.id,
           w.turn,
-          JSON.stringify(w.message),
+          w.messageJson ?? JSON.stringify(w.message),
           // Read back from the reply body (`messages`), not stored twice.
           null,
           w.reply,
-          JSON.stringify(w.state ?? null),
+          stateJson,
           w.status === "done" ? 1 : 0,
           w.sampled == null ? null : JSON.stringify(w.sampled),
           w.templateHash,
@@ -296,7 +300,7 @@ export class EpisodeStore {
         sql: UPDATE_HEAD,
         params: [
           w.turn,
-          JSON.stringify(w.state ?? null),
+          stateJson,
           w.status,
           w.stopReason,
           w.truncated ? 1 : 0,
