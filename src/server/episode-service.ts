@@ -56,6 +56,7 @@ function toSnapshot(row: StepRow, messages: ChatMessage[]): EpisodeSnapshot {
     stopReason: row.stopReason,
     truncated: row.truncated,
     error: row.error,
+    tallies: row.stopTallies,
   };
 }
 
@@ -132,6 +133,7 @@ export class EpisodeService {
       expiresAt: now + ttlMs,
       tenant: viewer.name,
       storedBytes: rowBytes,
+      stopTallies: snapshot.tallies ?? null,
     }, snapshot.messages);
     if (!created && row.requestHash !== canonical(body)) {
       throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a reset with a different body; use a new key");
@@ -236,7 +238,7 @@ export class EpisodeService {
       });
     }
     const env = this.env(row.envId);
-    const history = needsHistory(env) ? await this.transcript(row) : historyNotLoaded(env.id);
+    const history = needsHistory(env, row.stopTallies) ? await this.transcript(row) : historyNotLoaded(env.id);
     const { snapshot, reply } = await stepEpisode(env, toSnapshot(row, history), req.message as AssistantMessage, { signal });
     const now = this.clock();
     const expiresAt = now + row.ttlSeconds * 1000;
@@ -276,6 +278,7 @@ export class EpisodeService {
       sampled: sampled ?? null,
       templateHash: hash ?? row.templateHash,
       templateChanges: change && row.templateChanges.length < MAX_TEMPLATE_CHANGES ? [...row.templateChanges, change] : null,
+      tallies: snapshot.tallies ?? null,
       status: snapshot.done ? "done" : "active",
       stopReason: snapshot.stopReason,
       truncated: snapshot.truncated,
@@ -428,6 +431,7 @@ export class EpisodeService {
         forkTurn: turn,
         templateHash: point.templateHash,
         templateChanges: parent.templateChanges.filter((c) => c.turn <= turn),
+        stopTallies: point.tallies,
       },
       forks,
       lineage,
