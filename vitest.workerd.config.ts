@@ -23,7 +23,7 @@ export default defineConfig(async () => {
             LEGACY_EPISODES_SQL: readFileSync("./test/fixtures/db-0002-episodes.sql", "utf8"),
           },
           // Second local D1 databases: RELEASE_DB for test/workerd/migrate-release-d1.test.ts,
-          // LEGACY_DB for test/workerd/migrate-0003.test.ts (each made as an earlier release left it, then migrated).
+          // LEGACY_DB for test/workerd/migrate-long-horizon.test.ts (each made as an earlier release left it, then migrated).
           d1Databases: { RELEASE_DB: "edgegym-release-db", LEGACY_DB: "edgegym-legacy-db" },
         },
       }),

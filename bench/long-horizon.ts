@@ -136,6 +136,9 @@ async function measure(name: string, start: (dir: string, port: number) => Promi
   try {
     if (server.pid === undefined) throw new Error("no server pid");
     return { name, windows: await runEpisodes(`http://127.0.0.1:${port}`, server.pid) };
+  } catch (err) {
+    process.stderr.write(`${name} failed; the server's last output:\n${server.output().slice(-3000)}\n`);
+    throw err;
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -44,3 +44,18 @@ count vitest vitest '^ *Tests +[0-9]'
 count workerd workerd '^ *Tests +[0-9]'
 count pytest python '^[0-9]+ passed'
 count schemathesis fuzz '[0-9]+ generated, [0-9]+ passed'
+
+# One plain closing line for the whole run, summed over the suites' own counts (Schemathesis's
+# generated cases are not tests and stay out): "tests: N passed, N failed, N skipped".
+total() {
+  local passed=0 failed=0 skipped=0 n
+  for f in "$log"/vitest.txt "$log"/workerd.txt "$log"/python.txt; do
+    [ -f "$f" ] || continue
+    n="$(sed 's/\x1b\[[0-9;]*m//g' "$f" | grep -E '^ *Tests +[0-9]|^[0-9]+ (passed|failed)' | tail -1 || true)"
+    passed=$((passed + $(grep -oE '[0-9]+ passed' <<<"$n" | grep -oE '[0-9]+' || echo 0)))
+    failed=$((failed + $(grep -oE '[0-9]+ failed' <<<"$n" | grep -oE '[0-9]+' || echo 0)))
+    skipped=$((skipped + $(grep -oE '[0-9]+ skipped' <<<"$n" | grep -oE '[0-9]+' || echo 0)))
+  done
+  echo "tests: ${passed} passed, ${failed} failed, ${skipped} skipped"
+}
+total

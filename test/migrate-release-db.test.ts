@@ -9,7 +9,7 @@ import { openNodeDatabase } from "../src/server/db/node-sqlite.js";
 import { jsonInit, readReply } from "./support/reply.js";
 
 // A database the release before episode versions made (test/fixtures/db-0.1.0/README.md):
-// opening it applies 0003_long_horizon and 0004_env_hash, and every episode in it must still read, step, score
+// opening it applies 0003_env_hash and 0004_long_horizon, and every episode in it must still read, step, score
 // and rescore. Its episodes expire on 2026-12-01, so the clock is pinned before that.
 const FIXTURE = "test/fixtures/db-0.1.0/edgegym-0.1.0.sqlite";
 const NOW = Date.parse("2026-11-24T12:00:00Z");
@@ -21,12 +21,12 @@ const dir = mkdtempSync(join(tmpdir(), "edgegym-migrate-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("a database made by the release before episode versions", () => {
-  it("moves forward with 0003_long_horizon and 0004_env_hash without losing an episode, and its episodes keep working", async () => {
+  it("moves forward with 0003_env_hash and 0004_long_horizon without losing an episode, and its episodes keep working", async () => {
     const path = join(dir, "edgegym.db");
     copyFileSync(FIXTURE, path);
     const before = new Database(path, { readonly: true });
     const rowsBefore = before.prepare("SELECT id, env_id, env_version, status, turn, score FROM episodes ORDER BY id").all();
-    // 0003_long_horizon moves each transcript into per-turn rows: read back over HTTP below.
+    // 0004_long_horizon moves each transcript into per-turn rows: read back over HTTP below.
     const transcripts = new Map((before.prepare("SELECT id, messages FROM episodes").all() as { id: string; messages: string }[]).map((r) => [r.id, JSON.parse(r.messages) as unknown[]]));
     const migrationsBefore = (before.prepare("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n;
     before.close();

@@ -30,11 +30,28 @@ export interface EpisodeSnapshot {
   truncated: boolean;
   /** Set when the environment failed mid-episode (the episode then stops with `env_error`). */
   error: string | null;
+  /** The stop conditions' running totals (by index; see StopTally); null or absent when none keeps one, or not known yet. */
+  tallies?: number[] | null;
 }
 
-/** Whether a step of this environment reads the transcript (its respond, or one of its stop conditions). */
-export function needsHistory(env: AnyEnvironment): boolean {
-  return env.readsHistory === true || env.stopConditions.some((c) => c.readsHistory === true);
+/**
+ * Whether a step of this environment must load the transcript: its respond or one of its
+ * stop conditions reads it, or a condition keeps a tally the episode does not have yet
+ * (an episode stored before tallies, or a condition added since): then it is summed once.
+ */
+export function needsHistory(env: AnyEnvironment, tallies?: readonly number[] | null): boolean {
+  if (env.readsHistory === true || env.stopConditions.some((c) => c.readsHistory === true)) return true;
+  return env.stopConditions.some((c) => c.tally) && !talliesFit(env, tallies);
+}
+
+function talliesFit(env: AnyEnvironment, tallies: readonly number[] | null | undefined): tallies is readonly number[] {
+  return Array.isArray(tallies) && tallies.length === env.stopConditions.length;
+}
+
+/** The stop conditions' running totals over a whole transcript (0 for a condition without a tally); null when none keeps one. */
+export function tallyTranscript(env: AnyEnvironment, messages: readonly ChatMessage[], promptLength: number): number[] | null {
+  if (!env.stopConditions.some((c) => c.tally)) return null;
+  return env.stopConditions.map(({ tally }) => (tally ? messages.reduce((n, m, i) => n + tally.count(m, i < promptLength), 0) : 0));
 }
 
 const unloaded = new WeakSet<object>();
@@ -154,7 +171,17 @@ export async function startEpisode(env: AnyEnvironment, opts: StartOptions): Pro
     stopReason: null,
     truncated: false,
     error: null,
+    tallies: tallyTranscript(env, messages, messages.length),
   };
+}
+
+/** The tallies after a step: the earlier totals (summed from the transcript when the episode has none yet) plus this step's messages. */
+function nextTallies(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: AssistantMessage, reply: readonly ChatMessage[]): number[] | null {
+  if (!env.stopConditions.some((c) => c.tally)) return null;
+  const before = talliesFit(env, snapshot.tallies) ? snapshot.tallies : tallyTranscript(env, snapshot.messages, snapshot.promptLength);
+  if (!before) return null;
+  const added = [message, ...reply];
+  return env.stopConditions.map(({ tally }, i) => (before[i] ?? 0) + (tally ? added.reduce((n, m) => n + tally.count(m, false), 0) : 0));
 }
 
 export interface StepOutcome {
@@ -189,6 +216,7 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
   let truncated = false;
   let error: string | null = null;
   let toolErrors = 0;
+  let tallies: number[] | null = snapshot.tallies ?? null;
   try {
     if (message.tool_calls?.length && env.tools.length) {
       const tools = await executeToolCalls(env.tools, message.tool_calls, state, { maxCalls: env.maxToolCallsPerMessage, signal });
@@ -208,12 +236,14 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
     });
     state = env.stateSchema.parse(result.state);
     reply.push(...(result.messages ?? []));
+    tallies = nextTallies(env, snapshot, message, reply);
     if (result.done) {
       done = true;
       stopReason = result.stopReason ?? "env_done";
     } else {
-      for (const condition of env.stopConditions) {
-        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors })) {
+      for (const [i, condition] of env.stopConditions.entries()) {
+        const tally = condition.tally ? tallies?.[i] : undefined;
+        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors, ...(tally === undefined ? {} : { tally }) })) {
           done = true;
           stopReason = condition.name;
           truncated = condition.truncates;
@@ -235,6 +265,7 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
       state,
       // A step that did not load the transcript leaves it unloaded: the caller stores the turn, not the whole.
       messages: isHistoryLoaded(history) ? [...history, message, ...reply] : history,
+      tallies,
       turn,
       done,
       stopReason,

@@ -130,6 +130,8 @@ export function envGroup(spec: EnvGroupSpec): Environment<{ envs: Record<string,
     env.stopConditions.map((c) => ({
       name: c.name,
       truncates: c.truncates,
+      ...(c.readsHistory ? { readsHistory: true } : {}),
+      ...(c.tally ? { tally: c.tally } : {}),
       check: (input) => input.state.env === env.id && c.check({ ...input, state: input.state.state, maxTurns: env.maxTurns, toolErrors: input.state.toolErrors }),
     })),
   );

@@ -47,8 +47,9 @@ export function promptBudget<State>(opts: BudgetOptions): StopCondition<State> {
   return {
     name: opts.name ?? "prompt_budget",
     truncates: true,
-    readsHistory: true,
-    check: ({ messages, message, reply }) => [...messages, message, ...(reply ?? [])].reduce((n, m) => n + count(messageText(m)), 0) > opts.maxTokens,
+    // Kept as a running total by the engine: the step reads no transcript.
+    tally: { count: (m) => count(messageText(m)) },
+    check: ({ tally, messages, message, reply }) => (tally ?? [...messages, message, ...(reply ?? [])].reduce((n, m) => n + count(messageText(m)), 0)) > opts.maxTokens,
   };
 }
 
@@ -64,8 +65,9 @@ export function completionBudget<State>(opts: BudgetOptions): StopCondition<Stat
   return {
     name: opts.name ?? "completion_budget",
     truncates: true,
-    readsHistory: true,
-    check: ({ messages, message, promptLength }) => {
+    tally: { count: (m, inPrompt) => (!inPrompt && m.role === "assistant" ? count(messageText(m)) : 0) },
+    check: ({ tally, messages, message, promptLength }) => {
+      if (tally !== undefined) return tally >= opts.maxTokens;
       const written = messages.slice(promptLength ?? 0).filter((m) => m.role === "assistant");
       return [...written, message].reduce((n, m) => n + count(messageText(m)), 0) >= opts.maxTokens;
     },

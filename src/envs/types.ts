@@ -80,6 +80,18 @@ export interface StopCheck<State> {
   reply?: readonly ChatMessage[];
   /** How many of this message's tool calls failed (unknown tool, bad arguments, a throw, a timeout). */
   toolErrors?: number;
+  /** The condition's running total with this step's messages added, when it has a `tally` (set by the engine). */
+  tally?: number;
+}
+
+/**
+ * A running total the engine keeps for a stop condition (tokens so far, say): a sum over
+ * the transcript's messages, kept with the episode and grown by each step's messages, so
+ * the condition's check needs no transcript and a step costs the same at any turn.
+ */
+export interface StopTally {
+  /** What one message adds; `inPrompt` is true for the opening messages. */
+  count(message: ChatMessage, inPrompt: boolean): number;
 }
 
 /** A named stop condition; the first that fires ends the episode and names its stop reason. */
@@ -89,6 +101,8 @@ export interface StopCondition<State> {
   truncates: boolean;
   /** True when `check` reads `messages` (the transcript): the server then loads it for every step of the episode. */
   readsHistory?: boolean;
+  /** A running total `check` receives as `tally` instead of reading the transcript. */
+  tally?: StopTally;
   check(input: StopCheck<State>): boolean;
 }
 

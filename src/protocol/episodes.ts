@@ -182,7 +182,7 @@ export const EpisodeTurn = z
   .object({
     turn: z.number().int().min(0).meta({ description: "0: the opening messages; t ≥ 1: the t-th assistant message and the environment's reply.", example: 1 }),
     message_count: z.number().int().min(0).meta({ description: "How many entries of `messages` this turn contributes, in order.", example: 2 }),
-    sampled: SampledTokens.nullable(),
+    sampled: z.union([SampledTokens, z.null()]),
   })
   .strict()
   .meta({ id: "EpisodeTurn" });

@@ -57,6 +57,7 @@ function toSnapshot(row: StepRow, messages: ChatMessage[]): EpisodeSnapshot {
     stopReason: row.stopReason,
     truncated: row.truncated,
     error: row.error,
+    tallies: row.stopTallies,
   };
 }
 
@@ -135,6 +136,7 @@ export class EpisodeService {
       expiresAt: now + ttlMs,
       tenant: viewer.name,
       storedBytes: rowBytes,
+      stopTallies: snapshot.tallies ?? null,
     }, snapshot.messages);
     if (!created && row.requestHash !== canonical(body)) {
       throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a reset with a different body; use a new key");
@@ -242,7 +244,7 @@ export class EpisodeService {
     }
     const env = this.env(row.envId);
     await assertEnvVersion(env, row, this.config.envVersionCheck);
-    const history = needsHistory(env) ? await this.transcript(row) : historyNotLoaded(env.id);
+    const history = needsHistory(env, row.stopTallies) ? await this.transcript(row) : historyNotLoaded(env.id);
     const { snapshot, reply } = await stepEpisode(env, toSnapshot(row, history), req.message as AssistantMessage, { signal });
     const now = this.clock();
     const expiresAt = now + row.ttlSeconds * 1000;
@@ -264,7 +266,8 @@ export class EpisodeService {
     // What the turn row holds: the message, the reply body (its messages are read from it),
     // the state after the turn and the sampled tokens. The state is stored per turn so a fork
     // from any turn starts exactly there (docs/long-horizon.md).
-    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(JSON.stringify(snapshot.state ?? null)) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0);
+    const stateJson = JSON.stringify(snapshot.state ?? null);
+    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(stateJson) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0);
     const maxEpisodeBytes = this.quotas.maxEpisodeBytes;
     // The owner's bytes, whoever steps (an admin key included).
     const admitting = this.quotas.admitStepBytes(row.tenant, addedBytes);
@@ -274,11 +277,14 @@ export class EpisodeService {
       expectedTurn: row.turn,
       turn: snapshot.turn,
       state: snapshot.state,
+      stateJson,
       message: req.message,
+      messageJson,
       reply: body,
       sampled: sampled ?? null,
       templateHash: hash ?? row.templateHash,
       templateChanges: change && row.templateChanges.length < MAX_TEMPLATE_CHANGES ? [...row.templateChanges, change] : null,
+      tallies: snapshot.tallies ?? null,
       status: snapshot.done ? "done" : "active",
       stopReason: snapshot.stopReason,
       truncated: snapshot.truncated,
@@ -435,6 +441,7 @@ export class EpisodeService {
         forkTurn: turn,
         templateHash: point.templateHash,
         templateChanges: parent.templateChanges.filter((c) => c.turn <= turn),
+        stopTallies: point.tallies,
       },
       forks,
       lineage,

@@ -7,12 +7,12 @@ import { openD1Database } from "../../src/server/db/d1.js";
 
 // A D1 database as the previous release left it: migrations 0000–0002 applied by the
 // same tracking wrangler uses (d1_migrations), holding the episodes that release made
-// (test/fixtures/db-0.1.0). Applying ./drizzle then moves it forward by 0003_long_horizon and 0004_env_hash.
+// (test/fixtures/db-0.1.0). Applying ./drizzle then moves it forward by 0003_env_hash and 0004_long_horizon.
 // Those episodes expire on 2026-12-01, so the app's clock is pinned before that.
 const NOW = Date.parse("2026-11-24T12:00:00Z");
 
 describe("a D1 database made by the release before episode versions", () => {
-  it("moves forward with 0003_long_horizon and 0004_env_hash without losing an episode, and its episodes keep working", async () => {
+  it("moves forward with 0003_env_hash and 0004_long_horizon without losing an episode, and its episodes keep working", async () => {
     const db = env.RELEASE_DB;
     await applyD1Migrations(db, env.TEST_MIGRATIONS.filter((m) => m.name < "0003"));
     const rows = env.RELEASE_EPISODES;
@@ -27,7 +27,7 @@ describe("a D1 database made by the release before episode versions", () => {
     await applyD1Migrations(db, env.TEST_MIGRATIONS);
     const applied = await db.prepare("SELECT name FROM d1_migrations ORDER BY id").all<{ name: string }>();
     expect(applied.results.map((r) => r.name)).toEqual(env.TEST_MIGRATIONS.map((m) => m.name));
-    // The head columns are as they were (0003_long_horizon moved each transcript into
+    // The head columns are as they were (0004_long_horizon moved each transcript into
     // per-turn rows, read back over HTTP below); 0004 adds a null hash.
     const head = ["id", "env_id", "env_version", "status", "turn", "score", "metadata", "tenant"];
     const after = await db.prepare(`SELECT ${head.join(", ")}, env_hash FROM episodes ORDER BY id`).all<Record<string, unknown>>();

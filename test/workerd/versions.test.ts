@@ -20,10 +20,10 @@ describeVersionConformance({
   },
 });
 
-describe("D1 after 0004_env_hash", () => {
+describe("D1 after 0003_env_hash", () => {
   it("has the migration applied and steps a row from before it (no hash) on its version", async () => {
     const applied = await env.DB.prepare("SELECT name FROM d1_migrations ORDER BY id").all<{ name: string }>();
-    expect(applied.results.map((r) => r.name)).toContain("0004_env_hash.sql");
+    expect(applied.results.map((r) => r.name)).toContain("0003_env_hash.sql");
     const worker = createWorker(builtinEnvs);
     const send = async (method: string, path: string, body?: unknown) => {
       const ctx = createExecutionContext();

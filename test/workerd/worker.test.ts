@@ -136,6 +136,30 @@ describe("the cron trigger", () => {
     const gone = await call(worker, env, "GET", `/v1/episodes/${id}`);
     expect([gone.status, gone.json.error.code]).toEqual([404, "episode_not_found"]);
   });
+
+  it("keeps an expired parent's turns that a live fork's prefix reads, and frees them when the fork expires", async () => {
+    const parent = (await call(worker, env, "POST", "/v1/envs/double-check/episodes", { index: 0 })).json.episode_id as string;
+    await call(worker, env, "POST", `/v1/episodes/${parent}/step`, { turn: 0, message: { role: "assistant", content: "<answer>1</answer>" } });
+    const fork = (await call(worker, env, "POST", `/v1/episodes/${parent}/fork`, { turn: 1 })).json.episodes[0].episode_id as string;
+    const prefix = (await call(worker, env, "GET", `/v1/episodes/${fork}`)).json.messages;
+    const reap = async () => {
+      const ctx = createExecutionContext();
+      await worker.scheduled(createScheduledController({ cron: "*/10 * * * *", scheduledTime: Date.now() }), env, ctx);
+      await waitOnExecutionContext(ctx);
+    };
+    await env.DB.prepare("UPDATE episodes SET expires_at = ? WHERE id = ?").bind(Date.now() - 60_000, parent).run();
+    await reap();
+    expect(await episodeRow(parent)).toMatchObject({ status: "expired", turn_rows: 2 });
+    expect((await call(worker, env, "GET", `/v1/episodes/${parent}`)).status).toBe(410);
+    expect((await call(worker, env, "GET", `/v1/episodes/${fork}`)).json.messages).toEqual(prefix);
+    const step = await call(worker, env, "POST", `/v1/episodes/${fork}/step`, { turn: 1, message: { role: "assistant", content: "<answer>2</answer>" } });
+    expect(step.status, step.text).toBe(200);
+
+    await env.DB.prepare("UPDATE episodes SET expires_at = ? WHERE id = ?").bind(Date.now() - 60_000, fork).run();
+    await reap();
+    expect(await episodeRow(parent)).toMatchObject({ turn_rows: 0 });
+    expect(await episodeRow(fork)).toMatchObject({ status: "expired", turn_rows: 0 });
+  });
 });
 
 describe("deleting evaluation jobs on D1", () => {

@@ -27,7 +27,7 @@ export interface AtomicRunner {
 /** The parts of a better-sqlite3 Database the runner uses (typed here, so this file imports no driver). */
 interface SyncClient {
   prepare(sql: string): { reader: boolean; all(...params: SqlValue[]): unknown[]; run(...params: SqlValue[]): unknown };
-  transaction<T>(fn: () => T): { immediate(): T };
+  transaction<A, T>(fn: (arg: A) => T): { immediate(arg: A): T };
 }
 
 /** The parts of a D1 binding the runner uses. */
@@ -67,21 +67,23 @@ export function atomicRunner(db: EdgegymDb): AtomicRunner {
     }
     return stmt;
   };
+  // One transaction function for every call (better-sqlite3 builds its wrappers per
+  // `transaction()` call; a step would otherwise pay for five closures each time).
+  const transaction = sync.transaction((statements: SqlStatement[]) =>
+    statements.map((s) => {
+      const stmt = prepared(s.sql);
+      if (stmt.reader) return stmt.all(...s.params) as Record<string, unknown>[];
+      stmt.run(...s.params);
+      return [];
+    }),
+  );
   return {
     run(statements) {
       try {
-        const tx = sync.transaction(() =>
-          statements.map((s) => {
-            const stmt = prepared(s.sql);
-            if (stmt.reader) return stmt.all(...s.params) as Record<string, unknown>[];
-            stmt.run(...s.params);
-            return [];
-          }),
-        );
         // IMMEDIATE takes the write lock up front: with several processes on one file, a
         // deferred transaction that reads then writes can fail to upgrade its lock (SQLITE_BUSY
         // without waiting), where an immediate one queues on the busy timeout.
-        return Promise.resolve(tx.immediate());
+        return Promise.resolve(transaction.immediate(statements));
       } catch (err) {
         return Promise.reject(err as Error);
       }

@@ -29,6 +29,7 @@ function stepWrite(id: string, expectedTurn: number, extra: Partial<StepWrite> =
     sampled: null,
     templateHash: null,
     templateChanges: null,
+    tallies: null,
     status: "active",
     stopReason: null,
     truncated: false,

@@ -6,7 +6,7 @@ import { episodeLineage, episodes, episodeTurns, type EpisodeRow, type NewEpisod
 const EPISODE_COLUMNS = Object.entries(getTableColumns(episodes)).map(([key, column]) => ({ key: key as keyof NewEpisodeRow, name: column.name }));
 
 /** Columns stored as JSON text: the raw inserts encode them as drizzle's json mode would. */
-const JSON_COLUMNS = new Set<keyof NewEpisodeRow>(["args", "metadata", "state", "score", "templateChanges"]);
+const JSON_COLUMNS = new Set<keyof NewEpisodeRow>(["args", "metadata", "state", "score", "templateChanges", "stopTallies"]);
 
 /** Column defaults (tenant, stored_bytes, template_changes): an insert binds every column, so an omitted one would bind null. */
 const COLUMN_DEFAULTS = Object.fromEntries(Object.entries(getTableColumns(episodes)).map(([k, c]) => [k, c.default ?? null])) as Record<keyof NewEpisodeRow, unknown>;
@@ -24,17 +24,17 @@ function encode(key: keyof NewEpisodeRow, value: unknown): SqlValue {
 
 const INSERT_EPISODE = `INSERT INTO episodes (${EPISODE_COLUMNS.map((c) => `"${c.name}"`).join(", ")}) VALUES (${EPISODE_COLUMNS.map(() => "?").join(", ")}) ON CONFLICT DO NOTHING RETURNING id`;
 
-const TURN_COLUMNS = "episode_id, turn, message, reply_messages, reply, state, done, sampled, template_hash, created_at";
+const TURN_COLUMNS = "episode_id, turn, message, reply_messages, reply, state, done, sampled, template_hash, stop_tallies, created_at";
 
 /** A turn row guarded by the head: written only while the episode is where the step found it. */
 const INSERT_TURN = `INSERT INTO episode_turns (${TURN_COLUMNS})
-  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+  SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
   WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ? AND turn = ? AND status = 'active' AND stored_bytes + ? <= ?)
   ON CONFLICT DO NOTHING`;
 
 /** The head's move, under the same guard: inside one batch both statements see the same head, so both apply or neither. */
 const UPDATE_HEAD = `UPDATE episodes SET turn = ?, state = ?, status = ?, stop_reason = ?, truncated = ?, error = ?, updated_at = ?, expires_at = ?,
-  stored_bytes = stored_bytes + ?, template_hash = ?, template_changes = coalesce(?, template_changes)
+  stored_bytes = stored_bytes + ?, template_hash = ?, template_changes = coalesce(?, template_changes), stop_tallies = ?
   WHERE id = ? AND turn = ? AND status = 'active' AND stored_bytes + ? <= ?
   RETURNING id`;
 
@@ -74,18 +74,23 @@ export interface LineageEntry {
 
 export interface StepWrite {
   id: string;
+  /** `state` as JSON text, when the caller has it already (it is written twice: turn row and head). */
+  stateJson?: string;
   /** The turn the episode must still be at: the optimistic-concurrency check. */
   expectedTurn: number;
   turn: number;
   state: unknown;
-  /** This turn's assistant message. */
+  /** This turn's assistant message (and as JSON text, when the caller has it already). */
   message: unknown;
+  messageJson?: string;
   /** This step's response body, stored for byte-exact retries; its `messages` are the turn's reply. */
   reply: string;
   sampled: unknown;
   templateHash: string | null;
   /** The head's template changes with this step's appended, or null to leave them. */
   templateChanges: unknown[] | null;
+  /** The stop conditions' running totals after this turn (null when none keeps one). */
+  tallies: number[] | null;
   status: "active" | "done";
   stopReason: string | null;
   truncated: boolean;
@@ -111,6 +116,7 @@ export interface ForkPoint {
   stateStored: boolean;
   done: boolean;
   templateHash: string | null;
+  tallies: number[] | null;
 }
 
 /**
@@ -168,8 +174,8 @@ export class EpisodeStore {
     const [inserted] = await this.atomic.run([
       { sql: INSERT_EPISODE, params: this.headParams(row) },
       {
-        sql: `INSERT INTO episode_turns (${TURN_COLUMNS}) SELECT ?, 0, NULL, ?, NULL, ?, 0, NULL, NULL, ? WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ?) ON CONFLICT DO NOTHING`,
-        params: [row.id, JSON.stringify(opening), encode("state", row.state), row.createdAt, row.id],
+        sql: `INSERT INTO episode_turns (${TURN_COLUMNS}) SELECT ?, 0, NULL, ?, NULL, ?, 0, NULL, NULL, ?, ? WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ?) ON CONFLICT DO NOTHING`,
+        params: [row.id, JSON.stringify(opening), encode("state", row.state), encode("stopTallies", row.stopTallies), row.createdAt, row.id],
       },
     ]);
     if (inserted?.length) return { row: Object.fromEntries(EPISODE_COLUMNS.map(({ key }) => [key, row[key] ?? COLUMN_DEFAULTS[key]])) as EpisodeRow, created: true };
@@ -260,11 +266,11 @@ export class EpisodeStore {
   /** The state (and end flag, template hash) after one turn of one episode's own rows. */
   async forkPoint(episodeId: string, turn: number): Promise<ForkPoint | undefined> {
     const [row] = await this.db
-      .select({ state: episodeTurns.state, missing: sql<number>`${episodeTurns.state} IS NULL`, done: episodeTurns.done, templateHash: episodeTurns.templateHash })
+      .select({ state: episodeTurns.state, missing: sql<number>`${episodeTurns.state} IS NULL`, done: episodeTurns.done, templateHash: episodeTurns.templateHash, tallies: episodeTurns.stopTallies })
       .from(episodeTurns)
       .where(and(eq(episodeTurns.episodeId, episodeId), eq(episodeTurns.turn, turn)));
     if (!row) return undefined;
-    return { state: row.state, stateStored: Number(row.missing) === 0, done: row.done, templateHash: row.templateHash };
+    return { state: row.state, stateStored: Number(row.missing) === 0, done: row.done, templateHash: row.templateHash, tallies: row.tallies };
   }
 
   /**
@@ -274,20 +280,22 @@ export class EpisodeStore {
    */
   async commitStep(w: StepWrite): Promise<boolean> {
     const guard: SqlValue[] = [w.id, w.expectedTurn, w.addedBytes, w.maxEpisodeBytes];
+    const stateJson = w.stateJson ?? JSON.stringify(w.state ?? null);
     const statements: SqlStatement[] = [
       {
         sql: INSERT_TURN,
         params: [
           w.id,
           w.turn,
-          JSON.stringify(w.message),
+          w.messageJson ?? JSON.stringify(w.message),
           // Read back from the reply body (`messages`), not stored twice.
           null,
           w.reply,
-          JSON.stringify(w.state ?? null),
+          stateJson,
           w.status === "done" ? 1 : 0,
           w.sampled == null ? null : JSON.stringify(w.sampled),
           w.templateHash,
+          w.tallies === null ? null : JSON.stringify(w.tallies),
           w.now,
           ...guard,
         ],
@@ -296,7 +304,7 @@ export class EpisodeStore {
         sql: UPDATE_HEAD,
         params: [
           w.turn,
-          JSON.stringify(w.state ?? null),
+          stateJson,
           w.status,
           w.stopReason,
           w.truncated ? 1 : 0,
@@ -306,6 +314,7 @@ export class EpisodeStore {
           w.addedBytes,
           w.templateHash,
           w.templateChanges === null ? null : JSON.stringify(w.templateChanges),
+          w.tallies === null ? null : JSON.stringify(w.tallies),
           ...guard,
         ],
       },

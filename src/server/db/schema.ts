@@ -47,6 +47,8 @@ export const episodes = sqliteTable(
     forkTurn: integer("fork_turn"),
     /** The template hash of the latest step that carried sampled tokens (a fork starts with its parent's at the fork turn). */
     templateHash: text("template_hash"),
+    /** The stop conditions' running totals after the current turn (engine StopTally), so a token budget needs no transcript; null until known. */
+    stopTallies: text("stop_tallies", { mode: "json" }).$type<number[]>(),
     /** Every turn whose template hash differed from the one before (TemplateChange[]), prefix included. */
     templateChanges: text("template_changes", { mode: "json" }).notNull().default([]).$type<{ turn: number; from: string; to: string }[]>(),
   },
@@ -89,6 +91,8 @@ export const episodeTurns = sqliteTable(
     sampled: text("sampled", { mode: "json" }).$type<unknown>(),
     /** The template hash in effect after this turn (this step's, else the one before). */
     templateHash: text("template_hash"),
+    /** The stop conditions' running totals after this turn, for a fork from it. */
+    stopTallies: text("stop_tallies", { mode: "json" }).$type<number[]>(),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.episodeId, t.turn] })],

@@ -116,7 +116,7 @@ describe("episodes belong to the tenant that started them", () => {
     const { as, database } = await tenants();
     const raw = (database.db as unknown as { $client: { prepare(s: string): { run(...a: unknown[]): unknown } } }).$client;
     // An episode row with no tenant named, as a server before migration 0002 wrote it (its
-    // transcript columns moved to episode_turns in 0003; test/migrate-0003.test.ts covers those).
+    // transcript columns moved to episode_turns in 0004; test/migrate-long-horizon.test.ts covers those).
     raw
       .prepare(
         "INSERT INTO episodes (id, env_id, env_version, split, task_index, seed, args, metadata, prompt_length, turn, status, truncated, ttl_seconds, created_at, updated_at, expires_at) VALUES (?, 'reverse-text', '1.0.0', 'train', 0, 0, '{}', '{}', 0, 0, 'active', 0, 3600, ?, ?, ?)",

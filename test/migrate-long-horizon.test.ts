@@ -10,7 +10,7 @@ import { createApp } from "../src/server/app.js";
 import { MIGRATIONS_DIR, openNodeDatabase } from "../src/server/db/node-sqlite.js";
 import { jsonInit, readReply } from "./support/reply.js";
 
-// A database made by the release before per-turn storage (migrations 0000-0002, rows
+// A database made by the release before per-turn storage (migrations 0000-0003, rows
 // written by that release's own code: test/fixtures/db-0002-episodes.sql), migrated by
 // 0003 and then read, stepped, retried, forked and scored by this one.
 
@@ -49,20 +49,20 @@ interface LegacyRow {
   prompt_length: number;
 }
 
-/** A SQLite file at 0002 with the fixture's rows, and what those rows held. */
+/** A SQLite file at 0003 (the release with env hashes) with the fixture's rows, and what those rows held. */
 function legacyDatabase(): { file: string; rows: Map<string, LegacyRow> } {
   const dir = mkdtempSync(join(tmpdir(), "edgegym-legacy-"));
   dirs.push(dir);
   const file = join(dir, "edgegym.db");
   const sqlite = new Database(file);
-  migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo(3) });
+  migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo(4) });
   for (const line of readFileSync(FIXTURE, "utf8").split("\n")) if (line.startsWith("INSERT")) sqlite.prepare(line).run();
   const rows = new Map((sqlite.prepare("SELECT id, messages, replies, prompt_length FROM episodes").all() as LegacyRow[]).map((r) => [r.id, r]));
   sqlite.close();
   return { file, rows };
 }
 
-describe("migration 0003 on a database made by the release before it (SQLite)", () => {
+describe("migration 0004 on a database made by the release before it (SQLite)", () => {
   const { file, rows } = legacyDatabase();
   const database = openNodeDatabase(file);
   afterAll(() => database.close());

@@ -16,6 +16,7 @@ CREATE TABLE `episode_turns` (
 	`done` integer NOT NULL,
 	`sampled` text,
 	`template_hash` text,
+	`stop_tallies` text,
 	`created_at` integer NOT NULL,
 	PRIMARY KEY(`episode_id`, `turn`)
 );
@@ -23,6 +24,7 @@ CREATE TABLE `episode_turns` (
 ALTER TABLE `episodes` ADD `parent_id` text;--> statement-breakpoint
 ALTER TABLE `episodes` ADD `fork_turn` integer;--> statement-breakpoint
 ALTER TABLE `episodes` ADD `template_hash` text;--> statement-breakpoint
+ALTER TABLE `episodes` ADD `stop_tallies` text;--> statement-breakpoint
 ALTER TABLE `episodes` ADD `template_changes` text DEFAULT '[]' NOT NULL;--> statement-breakpoint
 -- Hand-written (not generated): carry every episode's transcript into episode_turns before
 -- the columns that held it go. Turn 0 is the opening messages; turn k >= 1 is the k-th stored

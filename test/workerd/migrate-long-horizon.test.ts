@@ -3,9 +3,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/server/worker/index.js";
 
-// Migration 0003 on D1: a database at 0002 holding rows the release before it wrote
+// Migration 0004 on D1: a database at 0003_env_hash holding rows the release before it wrote
 // (test/fixtures/db-0002-episodes.sql), migrated the way wrangler applies ./drizzle, then
-// served by this Worker. The SQLite twin is test/migrate-0003.test.ts.
+// served by this Worker. The SQLite twin is test/migrate-long-horizon.test.ts.
 
 const TTT = "ep_8788c0383bf0454ab905b55fed2d39c6";
 const TOOL = "ep_ec1ef8a426da4b57b22bcacceea8d45a";
@@ -24,9 +24,9 @@ const call = async (method: string, path: string, body?: unknown) => {
   return { status: res.status, text, json: JSON.parse(text) as any };
 };
 
-describe("migration 0003 on a D1 database made by the release before it", () => {
+describe("migration 0004 on a D1 database made by the release before it", () => {
   it("carries transcripts into per-turn rows: read, retried byte for byte, stepped and forked", async () => {
-    await applyD1Migrations(env.LEGACY_DB, env.TEST_MIGRATIONS.slice(0, 3));
+    await applyD1Migrations(env.LEGACY_DB, env.TEST_MIGRATIONS.slice(0, 4));
     const inserts = env.LEGACY_EPISODES_SQL.split("\n").filter((line) => line.startsWith("INSERT"));
     await env.LEGACY_DB.batch(inserts.map((line) => env.LEGACY_DB.prepare(line)));
     // The fixture was made with a one-hour TTL long ago: give the live rows an hour from now.
