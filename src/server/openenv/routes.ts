@@ -61,7 +61,8 @@ export function registerOpenEnvRoutes(app: Hono<AppEnv>, service: EpisodeService
     const envId = c.req.param("env_id");
     service.env(envId);
     // OpenEnv's reset body is optional (`Body(default_factory=ResetRequest)`).
-    const raw: unknown = c.req.raw.body === null || (await c.req.text()).trim() === "" ? {} : await readJson(c);
+    // Read as text (cached by the jsonBody middleware): asking for `raw.body` would take @hono/node-server off its fast path.
+    const raw: unknown = (await c.req.text()).trim() === "" ? {} : await readJson(c);
     const parsed = OpenEnvResetData.safeParse(raw ?? {});
     if (!parsed.success) return c.json(validationDetail(parsed.error, "body"), 422);
     return c.json(await episodes.reset(c.get("tenant"), envId, parsed.data), 200);
