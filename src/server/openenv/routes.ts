@@ -15,6 +15,10 @@ export const OPENENV_PREFIX = "/openenv";
 
 /** Frames one socket may have waiting for replies: a client of openenv-core sends one and waits. */
 const MAX_QUEUED_FRAMES = 8;
+/** Sockets one process (or Worker isolate) holds at once: each is a file descriptor and a little memory, nothing more. */
+const MAX_OPEN_SOCKETS = 4096;
+/** A socket silent this long is closed; nothing is lost, since the episode is stored (its own TTL is separate). */
+const SOCKET_IDLE_MS = 15 * 60 * 1000;
 
 /** The parsed body (cached by the jsonBody middleware); a body that is not JSON is 400 `malformed_json`. */
 async function readJson(c: Context<AppEnv>): Promise<unknown> {
@@ -117,6 +121,8 @@ export function registerOpenEnvRoutes(app: Hono<AppEnv>, service: EpisodeService
       ? messageSocket(upgrade, (c) => new OpenEnvSocketSession(episodes, c.get("tenant"), c.req.param("env_id") ?? "", c.get("requestId")), {
           maxMessageBytes: config.bodyLimitBytes,
           maxQueued: MAX_QUEUED_FRAMES,
+          maxOpen: MAX_OPEN_SOCKETS,
+          idleMs: SOCKET_IDLE_MS,
         })
       : (c) => c.body(null, 500),
   );

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { UpgradeWebSocket, WSContext } from "hono/ws";
 import type { AppEnv } from "../context.js";
+import { ApiError } from "../errors.js";
 
 /**
  * One conversation over a WebSocket, protocol-agnostic: text in, text out. The OpenEnv
@@ -33,6 +34,10 @@ export interface MessageSocketLimits {
   maxMessageBytes: number;
   /** Frames received and not yet answered; past it a frame is refused (a client must wait for replies). */
   maxQueued: number;
+  /** Sockets open at once through this handler (in this process or isolate); past it an upgrade is 503 with Retry-After. */
+  maxOpen: number;
+  /** A socket with no frame for this long is closed (1001); the client reconnects when it needs to. */
+  idleMs: number;
 }
 
 const encoder = new TextEncoder();
@@ -51,17 +56,40 @@ export function messageSocket(
   open: (c: Context<AppEnv>) => MessageSession,
   limits: MessageSocketLimits,
 ): MiddlewareHandler<AppEnv> {
-  return upgrade((c: Context) => {
+  let openSockets = 0;
+  const upgradeTo = upgrade((c: Context) => {
     const session = open(c as Context<AppEnv>);
     let queue: Promise<void> = Promise.resolve();
     let queued = 0;
     let closed = false;
+    let counted = false;
+    let idle: ReturnType<typeof setTimeout> | undefined;
     const send = (ws: WSContext, text: string): void => {
       // readyState 1 = OPEN; a reply for a socket that has gone is dropped (the episode already holds it).
       if (!closed && ws.readyState === 1) ws.send(text);
     };
+    const armIdle = (ws: WSContext): void => {
+      if (idle !== undefined) clearTimeout(idle);
+      idle = setTimeout(() => {
+        if (!closed) ws.close(1001, "idle");
+      }, limits.idleMs);
+    };
+    const finish = (): void => {
+      if (closed) return;
+      closed = true;
+      if (idle !== undefined) clearTimeout(idle);
+      if (counted) openSockets--;
+      counted = false;
+      session.ended?.();
+    };
     return {
+      onOpen(_event, ws) {
+        openSockets++;
+        counted = true;
+        armIdle(ws);
+      },
       onMessage(event, ws) {
+        armIdle(ws);
         const data = event.data;
         if (typeof data !== "string") {
           send(ws, session.refuse({ kind: "binary" }));
@@ -94,12 +122,17 @@ export function messageSocket(
         });
       },
       onClose() {
-        closed = true;
-        session.ended?.();
+        finish();
       },
       onError() {
-        closed = true;
+        finish();
       },
     };
   });
+  return async (c, next) => {
+    if (openSockets >= limits.maxOpen) {
+      throw new ApiError("service_unavailable", `this server holds ${openSockets} sockets, its limit; retry, or use the HTTP routes`, { open_sockets: openSockets }, { "Retry-After": "5" });
+    }
+    return upgradeTo(c, next);
+  };
 }
