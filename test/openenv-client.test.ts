@@ -53,7 +53,7 @@ describe.skipIf(!ready)("openenv-core's client against /openenv/{env}", () => {
     const run = await drive(open.url);
     expect(run.code, `${run.err}\n${open.output()}`).toBe(0);
     const seen = JSON.parse(run.out.trim().split("\n").at(-1) ?? "{}");
-    expect(seen).toMatchObject({ reverse_text_ws_reward: 1.2, reverse_text_http_reward: 1.2, tool_math_ws_reward: 1.1, tool_math_http_reward: 1.1, ws_errors: "ok" });
+    expect(seen).toMatchObject({ reverse_text_ws_reward: 1.2, reverse_text_http_reward: 1.2, tool_math_ws_reward: 1.1, tool_math_http_reward: 1.1, tool_math_mcp_client_reward: 1.1, ws_errors: "ok" });
     expect(seen.tic_tac_toe.last).toMatch(/^(You win!|You lose\.|Draw)/);
   }, 120_000);
 

@@ -35,6 +35,37 @@ export const OpenEnvAction = z
 export type OpenEnvAction = z.infer<typeof OpenEnvAction>;
 
 /**
+ * openenv-core's CallToolAction (what its MCPToolClient steps with): one call of one of the
+ * environment's tools, taken as an assistant message with that single tool call, so it is
+ * recorded and scored like any other step.
+ */
+export const OpenEnvCallTool = z
+  .object({
+    type: z.literal("call_tool"),
+    tool_name: z.string().min(1).max(256),
+    arguments: JsonObject.optional(),
+    turn: z.number().int().min(0).optional().meta({ description: "As on a message action; required over HTTP." }),
+    metadata: JsonObject.optional(),
+  })
+  .strict()
+  .meta({ id: "OpenEnvCallTool", example: { type: "call_tool", tool_name: "calculator", arguments: { expression: "2 + 3" } } });
+export type OpenEnvCallTool = z.infer<typeof OpenEnvCallTool>;
+
+/** openenv-core's ListToolsAction: the tools in MCP's shape; takes no turn. */
+export const OpenEnvListTools = z
+  .object({ type: z.literal("list_tools"), metadata: JsonObject.optional() })
+  .strict()
+  .meta({ id: "OpenEnvListTools" });
+
+/** Any action a step accepts: a message, or one of openenv-core's two tool actions. */
+export const OpenEnvAnyAction = z.union([OpenEnvCallTool, OpenEnvListTools, OpenEnvAction]);
+export type OpenEnvAnyAction = z.infer<typeof OpenEnvAnyAction>;
+
+/** A tool in MCP's shape (openenv-core's `Tool`), as `list_tools` answers. */
+export const OpenEnvMcpTool = z.object({ name: z.string(), description: z.string(), input_schema: JsonObject }).strict();
+export type OpenEnvMcpTool = z.infer<typeof OpenEnvMcpTool>;
+
+/**
  * The data of a reset (HTTP body, or the WebSocket message's `data`). OpenEnv's `seed`
  * and `episode_id`; edgegym's reset fields beside them. With `episode_id` alone it
  * attaches to that existing episode instead of starting one: the reconnect.
@@ -49,7 +80,7 @@ export type OpenEnvResetData = z.infer<typeof OpenEnvResetData>;
 /** HTTP POST /step: OpenEnv's StepRequest plus the episode it steps (HTTP has no session). */
 export const OpenEnvStepBody = z
   .object({
-    action: OpenEnvAction,
+    action: OpenEnvAnyAction,
     episode_id: EpisodeId.meta({ description: "The episode to step: the reset observation's `episode_id`." }),
     timeout_s: z.number().positive().optional().meta({ description: "OpenEnv's per-step timeout; accepted, and the environment's own tool timeouts apply." }),
     request_id: z.string().max(255).optional().meta({ description: "OpenEnv's request id for tracking; accepted and not stored." }),
@@ -61,23 +92,29 @@ export type OpenEnvStepBody = z.infer<typeof OpenEnvStepBody>;
 /** What `observation` carries in every reset and step answer (OpenEnv puts `reward` and `done` beside it). */
 export const OpenEnvObservation = z
   .object({
-    episode_id: EpisodeId,
+    episode_id: EpisodeId.nullable().meta({ description: "The episode: keep it to reconnect. Null only for `list_tools` before any reset." }),
     env_id: z.string().optional().meta({ description: "The environment (after reset and reconnect)." }),
     turn: z.number().int().meta({ description: "The turn the episode is at: send it as the next action's `turn`." }),
-    messages: z.array(ChatMessage).meta({
+    messages: z.array(ChatMessage).optional().meta({
       description: "New messages: the opening prompt after reset, the environment's reply after a step, the whole transcript after a reconnect.",
     }),
-    tools: z.array(ToolDefinition).optional().meta({ description: "Tools to offer the model (after reset and reconnect)." }),
+    tools: z
+      .union([z.array(ToolDefinition), z.array(OpenEnvMcpTool)])
+      .optional()
+      .meta({ description: "Tools to offer the model: OpenAI function tools after reset and reconnect, MCP's shape after `list_tools`." }),
+    tool_name: z.string().optional().meta({ description: "After `call_tool`: the tool called." }),
+    result: z.unknown().optional().meta({ description: "After `call_tool`: what the tool returned to the model (its errors included, as in OpenEnv)." }),
+    error: z.null().optional().meta({ description: "After `call_tool`: OpenEnv's transport error; always null here, since tool failures are results." }),
     max_turns: z.number().int().optional(),
     split: Split.optional(),
     index: z.number().int().optional(),
     seed: z.number().int().optional(),
-    stop_reason: z.string().nullable(),
-    truncated: z.boolean(),
-    resumed: z.boolean().meta({ description: "True when this answers a reconnect (reset with `episode_id`)." }),
-    score: Score.nullable().meta({ description: "The rubric's full score when the episode is done (`reward` is its total)." }),
+    stop_reason: z.string().nullable().optional(),
+    truncated: z.boolean().optional(),
+    resumed: z.boolean().optional().meta({ description: "True when this answers a reconnect (reset with `episode_id`)." }),
+    score: Score.nullable().optional().meta({ description: "The rubric's full score when the episode is done (`reward` is its total)." }),
     template_change: TemplateChange.optional(),
-    expires_at: z.iso.datetime(),
+    expires_at: z.iso.datetime().optional(),
   })
   .strict()
   .meta({ id: "OpenEnvObservation" });

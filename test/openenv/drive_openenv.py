@@ -23,6 +23,7 @@ from openenv.core.env_server.types import (
     StepResponse,
 )
 from openenv.core.generic_client import GenericEnvClient
+from openenv.core.mcp_client import MCPToolClient
 from websockets.asyncio.client import connect as ws_connect
 
 BASE = sys.argv[1].rstrip("/")
@@ -86,7 +87,8 @@ async def reverse_text_http(seen: dict) -> None:
         health = HealthResponse.model_validate((await http.get("/health")).json())
         assert health.status.value == "healthy"
         schema = SchemaResponse.model_validate((await http.get("/schema")).json())
-        assert "content" in schema.action["properties"] and "turn" in schema.observation["properties"], schema
+        actions = [schema.action["$defs"][a["$ref"].split("/")[-1]] for a in schema.action["anyOf"]]
+        assert any("content" in a["properties"] for a in actions) and "turn" in schema.observation["properties"], schema
         meta = EnvironmentMetadata.model_validate((await http.get("/metadata")).json())
         assert meta.name == "reverse-text"
         r = await http.post("/reset", json={"index": 0})
@@ -178,6 +180,30 @@ async def tool_math_ws_and_http(seen: dict) -> None:
         seen["tool_math_http_reward"] = final.reward
 
 
+async def tool_math_mcp_tool_client(seen: dict) -> None:
+    # openenv-core's MCPToolClient: list_tools and call_tool over the socket, as steps of the episode.
+    mcp = MCPToolClient(base_url=f"{BASE}/openenv/tool-math")
+    if KEY:
+        # Its connect passes no headers either: open the socket with the key first (connect then keeps it).
+        mcp._ws = await ws_connect(mcp._ws_url, additional_headers=HEADERS)
+    async with mcp as env:
+        await env.reset(seed=11)
+        tools = await env.list_tools()
+        assert [t.name for t in tools] == ["calculator"] and tools[0].input_schema["type"] == "object", tools
+        result = await env.call_tool("calculator", expression=TOOL_MATH_EXPRESSION)
+        assert result == "4624.875", result
+        state = await env.state()
+        assert state.step_count == 1, state
+        episode_id = state.episode_id
+    # The final answer is a message: GenericEnvClient continues the same episode.
+    async with client("tool-math") as env:
+        resumed = await env.reset(episode_id=episode_id)
+        assert resumed.observation["turn"] == 1 and resumed.observation["messages"][-1]["content"] == "4624.875", resumed.observation
+        final = await env.step({"content": "<answer>4624.875</answer>"})
+        assert final.done and abs(final.reward - 1.1) < 1e-9, final
+        seen["tool_math_mcp_client_reward"] = final.reward
+
+
 async def ws_errors(seen: dict) -> None:
     async with client("reverse-text") as env:
         for message, code in [("{not json", "INVALID_JSON"), (json.dumps({"type": "dance"}), "UNKNOWN_TYPE"), (json.dumps({"type": "step", "data": {"content": "x"}}), "VALIDATION_ERROR")]:
@@ -195,6 +221,7 @@ async def main() -> None:
     await reverse_text_http(seen)
     await tic_tac_toe_ws_with_reconnect(seen)
     await tool_math_ws_and_http(seen)
+    await tool_math_mcp_tool_client(seen)
     await ws_errors(seen)
     print(json.dumps(seen))
 

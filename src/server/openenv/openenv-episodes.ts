@@ -1,5 +1,5 @@
 import type { AssistantMessage, StepResponse } from "../../protocol/index.js";
-import type { OpenEnvAction, OpenEnvResetData, OpenEnvResult, OpenEnvState } from "../../protocol/openenv.js";
+import type { OpenEnvAction, OpenEnvCallTool, OpenEnvMcpTool, OpenEnvResetData, OpenEnvResult, OpenEnvState } from "../../protocol/openenv.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
 import type { Tenant } from "../tenants/keys.js";
@@ -80,19 +80,33 @@ export class OpenEnvEpisodes {
     };
   }
 
-  /** One native step at `turn`; when it ends the episode, the rubric runs and its total is the reward. */
-  async step(viewer: Tenant, id: string, turn: number, action: OpenEnvAction, signal?: AbortSignal): Promise<OpenEnvResult> {
-    const { turn: _turn, metadata: _metadata, role: _role, ...fields } = action;
-    const message: AssistantMessage = { role: "assistant", ...fields };
+  /**
+   * One native step at `turn`; when it ends the episode, the rubric runs and its total is
+   * the reward. A `call_tool` action is an assistant message with that one tool call (id
+   * `call_<turn>`), and its answer carries the tool's output as `result`, as openenv-core's
+   * CallToolObservation does.
+   */
+  async step(viewer: Tenant, id: string, turn: number, action: OpenEnvAction | OpenEnvCallTool, signal?: AbortSignal): Promise<OpenEnvResult> {
+    let message: AssistantMessage;
+    let callId: string | undefined;
+    if ("type" in action) {
+      callId = `call_${turn}`;
+      message = { role: "assistant", content: null, tool_calls: [{ id: callId, type: "function", function: { name: action.tool_name, arguments: JSON.stringify(action.arguments ?? {}) } }] };
+    } else {
+      const { turn: _turn, metadata: _metadata, role: _role, ...fields } = action;
+      message = { role: "assistant", ...fields };
+    }
     const body = await this.service.step(viewer, id, { turn, message }, signal);
     const reply = JSON.parse(body) as StepResponse;
     // Scoring is stored, so a retried final step answers with the same reward.
     const score = reply.done ? (await this.service.score(viewer, id)).score : null;
+    const toolReply = callId === undefined ? undefined : reply.messages.find((m) => m.role === "tool" && m.tool_call_id === callId);
     return {
       observation: {
         episode_id: reply.episode_id,
         turn: reply.turn,
         messages: reply.messages,
+        ...("type" in action ? { tool_name: action.tool_name, result: toolReply?.content ?? null, error: null } : {}),
         stop_reason: reply.stop_reason,
         truncated: reply.truncated,
         resumed: false,
@@ -102,6 +116,18 @@ export class OpenEnvEpisodes {
       },
       reward: score?.reward ?? null,
       done: reply.done,
+    };
+  }
+
+  /** openenv-core's `list_tools`: the episode's tools (the environment's before any reset) in MCP's shape; no turn is taken. */
+  async listTools(viewer: Tenant, envId: string, id: string | undefined): Promise<OpenEnvResult> {
+    const episode = id === undefined ? undefined : await this.service.get(viewer, id, { from_turn: 0, limit: 1 });
+    const definitions = episode?.tools ?? this.service.env(envId).toolDefinitions();
+    const tools: OpenEnvMcpTool[] = definitions.map((t) => ({ name: t.function.name, description: t.function.description ?? "", input_schema: (t.function.parameters ?? {}) as Record<string, unknown> }));
+    return {
+      observation: { episode_id: episode?.episode_id ?? null, turn: episode?.turn ?? 0, tools },
+      reward: episode?.score?.reward ?? null,
+      done: episode?.done ?? false,
     };
   }
 

@@ -112,10 +112,36 @@ describe("OpenEnv HTTP routes", () => {
     const { call } = app();
     const schema = await call("GET", "/openenv/tool-math/schema");
     expect(Object.keys(schema.json)).toEqual(["action", "observation", "state"]);
-    expect(schema.json.action).toMatchObject({ type: "object", properties: { content: expect.any(Object), tool_calls: expect.any(Object), turn: expect.any(Object) } });
+    const actions = schema.json.action.anyOf.map((a: { $ref: string }) => schema.json.action.$defs[a.$ref.replace("#/$defs/", "")]);
+    expect(actions.map((a: { properties: Record<string, unknown> }) => Object.keys(a.properties))).toEqual([
+      ["type", "tool_name", "arguments", "turn", "metadata"],
+      ["type", "metadata"],
+      ["role", "content", "tool_calls", "name", "reasoning_content", "turn", "metadata"],
+    ]);
     expect(schema.json.state.required).toEqual(["episode_id", "step_count", "env_id"]);
     expect((await call("GET", "/openenv/tool-math/metadata")).json).toMatchObject({ name: "tool-math", version: expect.any(String) });
     expect((await call("GET", "/openenv/tool-math/health")).json).toEqual({ status: "healthy" });
+  });
+
+  it("openenv-core's tool actions: list_tools in MCP's shape, call_tool as a recorded step", async () => {
+    const { call } = app();
+    const before = await call("POST", "/openenv/tool-math/step", { episode_id: "ep_none", action: { type: "list_tools" } });
+    expect([before.status, before.json.detail.code]).toEqual([404, "episode_not_found"]);
+    const obs = (await call("POST", "/openenv/tool-math/reset", { seed: 11 })).json.observation;
+    const listed = await call("POST", "/openenv/tool-math/step", { episode_id: obs.episode_id, action: { type: "list_tools" } });
+    expect(listed.json.observation.tools).toEqual([{ name: "calculator", description: expect.any(String), input_schema: expect.objectContaining({ type: "object" }) }]);
+    expect(listed.json.observation.turn).toBe(0);
+    const expression = "(4682 + 4613 + 6417 + 3065 + 1802 + 1707 + 4860 + 9853) / 8";
+    const body = { episode_id: obs.episode_id, action: { type: "call_tool", tool_name: "calculator", arguments: { expression }, turn: 0 } };
+    const called = await call("POST", "/openenv/tool-math/step", body);
+    expect(called.json).toMatchObject({ done: false, reward: null, observation: { turn: 1, tool_name: "calculator", result: "4624.875", error: null } });
+    expect((await call("POST", "/openenv/tool-math/step", body)).text).toBe(called.text);
+    const wrong = await call("POST", "/openenv/tool-math/step", { episode_id: obs.episode_id, action: { type: "call_tool", tool_name: "nope", turn: 1 } });
+    expect(wrong.json.observation).toMatchObject({ tool_name: "nope", error: null, result: expect.stringContaining("nope") });
+    const native = await call("GET", `/v1/episodes/${obs.episode_id}`);
+    expect(native.json.messages[obs.messages.length].tool_calls[0]).toEqual({ id: "call_0", type: "function", function: { name: "calculator", arguments: JSON.stringify({ expression }) } });
+    const unknownType = await call("POST", "/openenv/tool-math/step", { episode_id: obs.episode_id, action: { type: "dance", turn: 2 } });
+    expect(unknownType.status).toBe(422);
   });
 
   it("the socket route says so when the runtime gives no WebSocket upgrade", async () => {

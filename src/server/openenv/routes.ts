@@ -1,7 +1,7 @@
 import type { Context, Hono } from "hono";
 import type { UpgradeWebSocket } from "hono/ws";
 import { z } from "zod";
-import { OpenEnvAction, OpenEnvObservation, OpenEnvResetData, OpenEnvState, OpenEnvStepBody } from "../../protocol/openenv.js";
+import { OpenEnvAnyAction, OpenEnvObservation, OpenEnvResetData, OpenEnvState, OpenEnvStepBody } from "../../protocol/openenv.js";
 import type { AppEnv, ServerConfig } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
@@ -44,7 +44,7 @@ let schemas: { action: unknown; observation: unknown; state: unknown } | undefin
 /** GET /schema: JSON Schemas of the action, observation and state (openenv-core's SchemaResponse). */
 function schemaResponse(): { action: unknown; observation: unknown; state: unknown } {
   schemas ??= {
-    action: rootSchema(OpenEnvAction, "input"),
+    action: rootSchema(OpenEnvAnyAction, "input"),
     observation: rootSchema(OpenEnvObservation, "output"),
     state: rootSchema(OpenEnvState, "output"),
   };
@@ -77,6 +77,7 @@ export function registerOpenEnvRoutes(app: Hono<AppEnv>, service: EpisodeService
     const parsed = OpenEnvStepBody.safeParse(await readJson(c));
     if (!parsed.success) return c.json(validationDetail(parsed.error, "body"), 422);
     const { action, episode_id } = parsed.data;
+    if ("type" in action && action.type === "list_tools") return c.json(await episodes.listTools(c.get("tenant"), c.req.param("env_id"), episode_id), 200);
     if (action.turn === undefined) {
       // Over HTTP nothing remembers the turn, and without it a retried step could be applied twice.
       return c.json({ detail: [{ type: "missing", loc: ["body", "action", "turn"], msg: "Field required over HTTP: the observation's `turn` (it makes a retried step safe)" }] }, 422);

@@ -1,4 +1,4 @@
-import { OpenEnvAction, OpenEnvClientMessage, OpenEnvResetData } from "../../protocol/openenv.js";
+import { OpenEnvAnyAction, OpenEnvClientMessage, OpenEnvResetData } from "../../protocol/openenv.js";
 import { ApiError, validationError } from "../errors.js";
 import { findForbiddenKey, jsonDepth, MAX_JSON_DEPTH } from "../middleware/json-body.js";
 import type { FrameProblem, MessageSession, SessionReply } from "../sockets/message-socket.js";
@@ -42,12 +42,15 @@ export class OpenEnvSocketSession implements MessageSession {
       switch (message.type) {
         case "reset": {
           const result = await this.episodes.reset(this.viewer, this.envId, parse(OpenEnvResetData, message.data ?? {}, "reset data"));
-          this.episodeId = result.observation.episode_id;
+          this.episodeId = result.observation.episode_id ?? undefined;
           this.turn = result.observation.turn;
           return this.reply(JSON.stringify({ type: "observation", data: result }));
         }
         case "step": {
-          const action = parse(OpenEnvAction, message.data, "action");
+          const action = parse(OpenEnvAnyAction, message.data, "action");
+          if ("type" in action && action.type === "list_tools") {
+            return this.reply(JSON.stringify({ type: "observation", data: await this.episodes.listTools(this.viewer, this.envId, this.episodeId) }));
+          }
           if (this.episodeId === undefined) {
             throw new ApiError("invalid_request", 'no episode on this connection yet: send {"type": "reset"} first (with {"episode_id": …} to continue one)');
           }
