@@ -82,14 +82,21 @@ export function messageSocket(
       counted = false;
       session.ended?.();
     };
-    return {
-      onOpen(_event, ws) {
+    // Counted from its first sign of life: Node fires onOpen once the handshake is done (an
+    // upgrade that fails never does), Hono's Cloudflare adapter fires no onOpen at all.
+    const begin = (ws: WSContext): void => {
+      if (!counted && !closed) {
         openSockets++;
         counted = true;
-        armIdle(ws);
+      }
+      armIdle(ws);
+    };
+    return {
+      onOpen(_event, ws) {
+        begin(ws);
       },
       onMessage(event, ws) {
-        armIdle(ws);
+        begin(ws);
         const data = event.data;
         if (typeof data !== "string") {
           send(ws, session.refuse({ kind: "binary" }));
