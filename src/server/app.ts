@@ -20,6 +20,8 @@ import { EpisodeRescorer } from "./episode-rescore.js";
 import { registerEvalRoutes } from "./routes/evals.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerScoreCompletionsRoute } from "./routes/score-completions.js";
+import { openEnvErrorShape } from "./openenv/errors.js";
+import { OPENENV_PREFIX, registerOpenEnvRoutes } from "./openenv/routes.js";
 
 export interface EdgegymApp {
   app: OpenAPIHono<AppEnv>;
@@ -64,6 +66,11 @@ export function createApp(deps: AppDeps): EdgegymApp {
   app.use("/v1/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
   app.use("/v1/*", limitBody(config.bodyLimitBytes));
   app.use("/v1/*", jsonBody());
+  // The OpenEnv wire (docs/openenv.md): the same keys and limits, errors in OpenEnv's shape.
+  app.use(`${OPENENV_PREFIX}/*`, openEnvErrorShape());
+  app.use(`${OPENENV_PREFIX}/*`, bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
+  app.use(`${OPENENV_PREFIX}/*`, limitBody(config.bodyLimitBytes));
+  app.use(`${OPENENV_PREFIX}/*`, jsonBody());
 
   registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => Promise.all(registry.list().map(describeEnv)));
@@ -71,6 +78,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerEpisodeRescoreRoute(app, new EpisodeRescorer(store, service, config, clock));
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);
+  registerOpenEnvRoutes(app, service, config, deps.upgradeWebSocket);
   registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 || config.adminApiKeys.length > 0 });
 
   const allowedMethods = allowedMethodsLookup(app.routes);

@@ -1,3 +1,4 @@
+import type { UpgradeWebSocket } from "hono/ws";
 import type { EnvRegistry, EnvVersionCheck } from "../envs/index.js";
 import { EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../envs/judges.js";
 import type { ChatModel } from "../eval/model.js";
@@ -83,6 +84,8 @@ export interface AppDeps {
   clock?: () => number;
   /** The model evaluation jobs call; default: the openai client against `config.evalBaseUrl`. */
   evalModel?: (request: EvalRequest & { model: string }) => ChatModel;
+  /** The runtime's WebSocket upgrade (`@hono/node-server` on Node, `hono/cloudflare-workers` on Workers); without it socket routes answer 503. */
+  upgradeWebSocket?: UpgradeWebSocket;
 }
 
 export interface AppEnv {

@@ -1,4 +1,5 @@
-import { serve, type ServerType } from "@hono/node-server";
+import { serve, upgradeWebSocket, type ServerType } from "@hono/node-server";
+import { WebSocketServer } from "ws";
 import type { AddressInfo } from "node:net";
 import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
 import { createNodeOnlyEnvs } from "../../envs/builtin/node-only.js";
@@ -30,7 +31,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   const python = nodeOnly.sandbox.isolation();
   console.log(`python sandbox: ${python.level} (${python.detail})${python.refusal ? "; python is refused: see GET /v1/envs/python" : ""}`);
   const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? [])]);
-  const { app, store, evals } = createApp({ db: database.db, registry, config: options.config ?? {} });
+  // WebSockets (the OpenEnv /ws session) through @hono/node-server's own upgrade helper over `ws`,
+  // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
+  const { app, store, evals, config } = createApp({ db: database.db, registry, config: options.config ?? {}, upgradeWebSocket });
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
 
   const reap = async (): Promise<void> => {
     try {
@@ -52,7 +56,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   timer?.unref();
 
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host, websocket: { server: sockets } }, () => resolve(s));
   });
   // Resume evaluation jobs a previous run of the server (or a crashed peer) left unfinished.
   evals.start();
@@ -64,13 +68,16 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
       new Promise<void>((resolve, reject) => {
         if (timer) clearInterval(timer);
         // Running jobs are released (rollouts kept) so the next start resumes them.
-        evals.stop().finally(() =>
+        evals.stop().finally(() => {
+          // Open sockets would keep server.close waiting; their episodes are durable, so clients reconnect elsewhere.
+          for (const socket of sockets.clients) socket.terminate();
+          sockets.close();
           server.close((err) => {
             database.close();
             // Every interpreter process is killed before close resolves.
             void nodeOnly.sandbox.close().finally(() => (err ? reject(err) : resolve()));
-          }),
-        );
+          });
+        });
       }),
   };
 }

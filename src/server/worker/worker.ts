@@ -1,4 +1,5 @@
 import type { D1Database, ExecutionContext, ScheduledController } from "@cloudflare/workers-types/index.ts";
+import { upgradeWebSocket } from "hono/cloudflare-workers";
 import { EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
 import { createApp, type EdgegymApp } from "../app.js";
 import { serverConfigFromVars, type ConfigVars } from "../config-vars.js";
@@ -31,7 +32,7 @@ export function createWorker(envs: readonly AnyEnvironment[]): EdgegymWorker {
   const appFor = (bindings: WorkerBindings): EdgegymApp => {
     let built = apps.get(bindings);
     if (!built) {
-      built = createApp({ db: openD1Database(bindings.DB), registry, config: serverConfigFromVars(bindings) });
+      built = createApp({ db: openD1Database(bindings.DB), registry, config: serverConfigFromVars(bindings), upgradeWebSocket });
       apps.set(bindings, built);
     }
     return built;
