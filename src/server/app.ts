@@ -18,6 +18,7 @@ import { registerEpisodeRoutes } from "./routes/episodes.js";
 import { registerEpisodeRescoreRoute } from "./routes/episode-rescore.js";
 import { EpisodeRescorer } from "./episode-rescore.js";
 import { registerEvalRoutes } from "./routes/evals.js";
+import { registerMcpRoutes } from "./mcp/routes.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerScoreCompletionsRoute } from "./routes/score-completions.js";
 
@@ -64,6 +65,8 @@ export function createApp(deps: AppDeps): EdgegymApp {
   app.use("/v1/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
   app.use("/v1/*", limitBody(config.bodyLimitBytes));
   app.use("/v1/*", jsonBody());
+  app.use("/mcp/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
+  app.use("/mcp/*", limitBody(config.bodyLimitBytes));
 
   registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => Promise.all(registry.list().map(describeEnv)));
@@ -71,6 +74,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerEpisodeRescoreRoute(app, new EpisodeRescorer(store, service, config, clock));
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);
+  registerMcpRoutes(app, service, config);
   registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 || config.adminApiKeys.length > 0 });
 
   const allowedMethods = allowedMethodsLookup(app.routes);
