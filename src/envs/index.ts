@@ -33,3 +33,5 @@ export * from "./answer-limits.js";
 export { builtinEnvs, nodeOnlyBuiltinDeclarations } from "./builtin/index.js";
 export { createPythonEnv } from "./builtin/python/index.js";
 export type { PythonJob, PythonResult, PythonRunner } from "./builtin/python/runner.js";
+export { mcpToolEnv, mcpResultText, McpToolRecord, McpToolState, type McpToolEnvSpec } from "./mcp/mcp-tool-env.js";
+export { mcpHttpServer, boundedFetch, McpConnections, type McpServerSource } from "./mcp/servers.js";
