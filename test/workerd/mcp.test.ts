@@ -29,4 +29,10 @@ describe("an episode as an MCP server on the Worker", () => {
     const row = await env.DB.prepare("SELECT turn, status FROM episodes WHERE id = ?").bind(id).first<{ turn: number; status: string }>();
     expect(row).toEqual({ turn: 2, status: "done" });
   });
+
+  it("mcp-units (its MCP server is a child process) is declared on the Worker and answers env_unavailable", async () => {
+    const reset = await workerFetch("http://edgegym.test/v1/envs/mcp-units/episodes", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    expect(reset.status).toBe(422);
+    expect(((await reset.json()) as { error: { code: string } }).error.code).toBe("env_unavailable");
+  });
 });
