@@ -154,4 +154,30 @@ describe("an episode as an MCP server (official TS SDK client)", () => {
     const alice = await connect(app, id, { authorization: "Bearer sk-a" });
     expect((await alice.listTools()).tools.map((t) => t.name)).toEqual([REPLY_TOOL]);
   });
+
+  it("hostile requests: odd and long request ids, a batch racing itself, an oversized body", async () => {
+    const app = setup({ config: { bodyLimitBytes: 4096 } });
+    const reset = await app.call("POST", "/v1/envs/tool-math/episodes", { split: "eval", index: 2 });
+    const id = reset.json.episode_id as string;
+    const url = `/mcp/episodes/${id}`;
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" };
+    const callMsg = (rid: string | number, expression: string) => ({ jsonrpc: "2.0", id: rid, method: "tools/call", params: { name: "calculator", arguments: { expression } } });
+
+    // A request id the client chose freely becomes a bounded, safe tool call id.
+    await app.app.request(url, { method: "POST", headers, body: JSON.stringify(callMsg(`x"<script>${"y".repeat(500)}`, "1+1")) });
+    const stored = (await app.call("GET", `/v1/episodes/${id}`)).json.messages.find((m: { role: string; tool_calls?: unknown[] }) => m.role === "assistant");
+    expect(stored.tool_calls[0].id).toMatch(/^mcp_sx__script_y+$/);
+    expect(stored.tool_calls[0].id.length).toBe(4 + 64);
+
+    // Two calls in one batch race for the same turn: one is applied, the other is a conflict, never both.
+    const batch = await (await app.app.request(url, { method: "POST", headers, body: JSON.stringify([callMsg(21, "2+2"), callMsg(22, "3+3")]) })).json();
+    expect(batch).toHaveLength(2);
+    const outcomes = (batch as { result?: unknown; error?: { data: { code: string } } }[]).map((r) => (r.result ? "applied" : r.error?.data.code));
+    expect(outcomes.sort()).toEqual(["applied", "turn_conflict"]);
+    expect((await app.call("GET", `/v1/episodes/${id}`)).json.turn).toBe(2);
+
+    const huge = await app.app.request(url, { method: "POST", headers, body: JSON.stringify(callMsg(30, "1".repeat(10_000))) });
+    expect(huge.status).toBe(413);
+    expect((await app.call("GET", `/v1/episodes/${id}`)).json.turn).toBe(2);
+  });
 });
