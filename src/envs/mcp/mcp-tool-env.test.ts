@@ -5,7 +5,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { inProcessApp } from "../../../test/support/in-process.js";
+import { reverseText } from "../builtin/reverse-text/index.js";
 import { rowsDataset } from "../dataset.js";
+import { envGroup } from "../env-group.js";
 import { defineRubric } from "../rubric.js";
 import { mcpToolEnv } from "./mcp-tool-env.js";
 import { mcpHttpServer } from "./servers.js";
@@ -136,6 +138,23 @@ describe("mcpToolEnv over streamable HTTP", () => {
       const reset = await app.call("POST", "/v1/envs/mcp-down/episodes", { index: 0 });
       expect([reset.status, reset.json.error.code]).toEqual([422, "env_unavailable"]);
       expect(reset.json.error.message).toMatch(/mcp-down: its MCP tools could not be listed/);
+    } finally {
+      await env.close();
+      app.close();
+    }
+  });
+});
+
+describe("mcpToolEnv in an environment group", () => {
+  it("a group member offers its episode's MCP tools and runs them", async () => {
+    const env = httpEnv(["echo"]);
+    const group = envGroup({ id: "mcp-group", envs: [env, reverseText] });
+    const app = inProcessApp({ envs: [group] });
+    try {
+      const reset = await app.call("POST", "/v1/envs/mcp-group/episodes", { index: 0 });
+      expect(reset.json.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["echo"]);
+      const step = await app.call("POST", `/v1/episodes/${reset.json.episode_id}/step`, { turn: 0, message: { role: "assistant", tool_calls: [call("c1", "echo", { text: "hi" })] } });
+      expect(step.json.messages).toEqual([{ role: "tool", tool_call_id: "c1", content: "hi" }]);
     } finally {
       await env.close();
       app.close();
