@@ -17,6 +17,12 @@ function jsonRpcError(c: Context<AppEnv>, status: number, code: number, message:
   });
 }
 
+/** Whether a JSON-RPC message (or batch) asks for what shows the opening messages. */
+function readsOpening(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => typeof m === "object" && m !== null && ["initialize", "prompts/get"].includes((m as { method?: unknown }).method as string));
+}
+
 /**
  * `POST /mcp/episodes/{id}`: the episode as an MCP server over streamable HTTP, stateless
  * (no Mcp-Session-Id: any process can answer any request, as with /v1), answering in JSON.
@@ -27,10 +33,20 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeServ
   app.on(["GET", "DELETE"], MCP_EPISODE_PATH, (c) => jsonRpcError(c, 405, -32000, `${c.req.method} is not offered: this MCP server is stateless; send JSON-RPC with POST`, undefined, { Allow: "POST" }));
   app.post(MCP_EPISODE_PATH, async (c) => {
     const viewer = c.get("tenant");
+    // Parsed here (the body limit has run) to see which methods it holds; a body that does
+    // not parse goes to the transport as text, which answers it with a JSON-RPC parse error.
+    const text = await c.req.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
     let head;
     try {
-      // The head plus turn 0 (the opening messages): what instructions, prompts and tools need.
-      head = await service.get(viewer, c.req.param("id"), { from_turn: 0, limit: 1 });
+      // Only initialize and prompts/get show the opening messages: other requests read the head alone.
+      const query = readsOpening(parsed) ? { from_turn: 0, limit: 1 } : { from_turn: Number.MAX_SAFE_INTEGER };
+      head = await service.get(viewer, c.req.param("id"), query);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       return jsonRpcError(c, err.status, EDGEGYM_JSONRPC_CODE, err.message, { code: err.code, status: err.status });
@@ -39,7 +55,8 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeServ
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: config.bodyLimitBytes });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(c.req.raw);
+      // The body was read above: hand the transport a copy of the request carrying it.
+      return await transport.handleRequest(new Request(c.req.raw.url, { method: "POST", headers: c.req.raw.headers, body: text }));
     } finally {
       await server.close();
     }
