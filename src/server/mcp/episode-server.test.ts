@@ -155,7 +155,7 @@ describe("an episode as an MCP server (official TS SDK client)", () => {
     expect((await alice.listTools()).tools.map((t) => t.name)).toEqual([REPLY_TOOL]);
   });
 
-  it("hostile requests: odd and long request ids, a batch racing itself, an oversized body", async () => {
+  it("hostile requests: odd and long request ids, a batch racing itself, deep JSON, __proto__, an oversized body", async () => {
     const app = setup({ config: { bodyLimitBytes: 4096 } });
     const reset = await app.call("POST", "/v1/envs/tool-math/episodes", { split: "eval", index: 2 });
     const id = reset.json.episode_id as string;
@@ -176,6 +176,10 @@ describe("an episode as an MCP server (official TS SDK client)", () => {
     expect(outcomes.sort()).toEqual(["applied", "turn_conflict"]);
     expect((await app.call("GET", `/v1/episodes/${id}`)).json.turn).toBe(2);
 
+    const deep = await app.app.request(url, { method: "POST", headers, body: `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"calculator","arguments":{"expression":"1","x":${"[".repeat(100)}${"]".repeat(100)}}}}` });
+    expect([deep.status, ((await deep.json()) as { error: { data: { code: string } } }).error.data.code]).toEqual([400, "json_too_deep"]);
+    const proto = await app.app.request(url, { method: "POST", headers, body: '{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"calculator","arguments":{"expression":"1","__proto__":{"admin":true}}}}' });
+    expect([proto.status, ((await proto.json()) as { error: { data: { code: string } } }).error.data.code]).toEqual([400, "invalid_request"]);
     const huge = await app.app.request(url, { method: "POST", headers, body: JSON.stringify(callMsg(30, "1".repeat(10_000))) });
     expect(huge.status).toBe(413);
     expect((await app.call("GET", `/v1/episodes/${id}`)).json.turn).toBe(2);

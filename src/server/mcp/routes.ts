@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import type { AppEnv, ServerConfig } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
+import { findForbiddenKey, jsonDepth, MAX_JSON_DEPTH } from "../middleware/json-body.js";
 import { EDGEGYM_JSONRPC_CODE, episodeMcpServer } from "./episode-server.js";
 
 /** Where an episode's MCP server lives (streamable HTTP). */
@@ -36,12 +37,16 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeServ
     // Parsed here (the body limit has run) to see which methods it holds; a body that does
     // not parse goes to the transport as text, which answers it with a JSON-RPC parse error.
     const text = await c.req.text();
+    // The /v1 body rules, in MCP's error shape: bounded nesting (checked before parsing), no prototype keys.
+    if (jsonDepth(text) > MAX_JSON_DEPTH) return jsonRpcError(c, 400, -32600, `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { code: "json_too_deep", status: 400 });
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       parsed = undefined;
     }
+    const forbidden = findForbiddenKey(parsed);
+    if (forbidden) return jsonRpcError(c, 400, -32600, `forbidden key at ${forbidden.join(".")}`, { code: "invalid_request", status: 400 });
     let head;
     try {
       // Only initialize and prompts/get show the opening messages: other requests read the head alone.
