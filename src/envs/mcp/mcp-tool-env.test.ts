@@ -163,11 +163,11 @@ describe("mcpToolEnv in an environment group", () => {
 });
 
 describe("mcpToolEnv over stdio", () => {
-  it("passes none of edgegym's environment (keys) to the server process", async () => {
+  it("passes none of edgegym's environment (keys) to the server process, and restarts it when it dies", async () => {
     process.env.EDGEGYM_API_KEYS = "sk-must-not-leak";
     const fixture = fileURLToPath(new URL("../../../test/fixtures/mcp-env-server.mjs", import.meta.url));
     const root = fileURLToPath(new URL("../../../", import.meta.url));
-    const env = mcpToolEnv({ id: "mcp-env", version: "1.0.0", description: "x", dataset, rubric, mcpServers: [mcpStdioServer({ name: "env", command: process.execPath, args: [fixture], cwd: root })] });
+    const env = mcpToolEnv({ id: "mcp-env", version: "1.0.0", description: "x", dataset, rubric, maxTurns: 10, mcpServers: [mcpStdioServer({ name: "env", command: process.execPath, args: [fixture], cwd: root })] });
     const app = inProcessApp({ envs: [env] });
     try {
       const id = (await app.call("POST", "/v1/envs/mcp-env/episodes", { index: 0 })).json.episode_id as string;
@@ -176,6 +176,20 @@ describe("mcpToolEnv over stdio", () => {
       expect(names).toContain("PATH");
       expect(names).not.toContain("EDGEGYM_API_KEYS");
       expect(names.every((n) => ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"].includes(n))).toBe(true);
+
+      // The server process dies: the next call tells the model, the one after runs on a new process.
+      const first = await app.call("POST", `/v1/episodes/${id}/step`, { turn: 1, message: { role: "assistant", tool_calls: [call("p1", "pid", {})] } });
+      const pid = Number(first.json.messages[0].content);
+      process.kill(pid, "SIGKILL");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      let turn = 2;
+      let content = "";
+      for (; turn < 5 && !/^\d+$/.test(content); turn++) {
+        const next = await app.call("POST", `/v1/episodes/${id}/step`, { turn, message: { role: "assistant", tool_calls: [call(`p${turn}`, "pid", {})] } });
+        content = next.json.messages[0].content as string;
+        if (!/^\d+$/.test(content)) expect(content).toMatch(/^Error: /);
+      }
+      expect(Number(content)).not.toBe(pid);
     } finally {
       delete process.env.EDGEGYM_API_KEYS;
       await env.close();
