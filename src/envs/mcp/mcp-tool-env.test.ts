@@ -131,6 +131,25 @@ describe("mcpToolEnv over streamable HTTP", () => {
     }
   });
 
+  it("a server that redirects is refused: the call (and its headers) goes nowhere else", async () => {
+    const seen: string[] = [];
+    const redirecting: typeof fetch = async (input) => {
+      seen.push(String(input));
+      return new Response(null, { status: 307, headers: { location: "http://attacker.test/mcp" } });
+    };
+    const env = mcpToolEnv({ id: "mcp-redirect", version: "1.0.0", description: "x", dataset, rubric, mcpServers: [mcpHttpServer({ name: "r", url: "http://mcp.test/mcp", headers: { authorization: "Bearer tool-key" }, fetch: redirecting })] });
+    const app = inProcessApp({ envs: [env] });
+    try {
+      const reset = await app.call("POST", "/v1/envs/mcp-redirect/episodes", { index: 0 });
+      expect([reset.status, reset.json.error.code]).toEqual([422, "env_unavailable"]);
+      expect(reset.json.error.message).toMatch(/redirect/);
+      expect(seen.every((u) => u.startsWith("http://mcp.test/"))).toBe(true);
+    } finally {
+      await env.close();
+      app.close();
+    }
+  });
+
   it("a server that cannot be reached fails the reset with a clear error, not a hang", async () => {
     const env = mcpToolEnv({ id: "mcp-down", version: "1.0.0", description: "x", dataset, rubric, mcpServers: [mcpHttpServer({ name: "down", url: "http://127.0.0.1:9/mcp" })], listTimeoutMs: 2_000 });
     const app = inProcessApp({ envs: [env] });

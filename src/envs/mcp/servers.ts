@@ -18,11 +18,17 @@ export const DEFAULT_MCP_MAX_RESPONSE_BYTES = 1024 * 1024;
 
 /**
  * A fetch whose response bodies fail past `maxBytes`: a hostile or broken server cannot
- * make edgegym buffer an unbounded answer (JSON or an event stream alike).
+ * make edgegym buffer an unbounded answer (JSON or an event stream alike). Redirects are
+ * refused, so a server cannot send the call (and its headers) somewhere else.
  */
 export function boundedFetch(maxBytes: number, inner: typeof fetch = fetch): typeof fetch {
   return async (input, init) => {
     const res = await inner(input, init);
+    // Requests go out with redirect "manual" (workerd refuses "error"): a redirect is refused here.
+    if (String(res.type) === "opaqueredirect" || (res.status >= 300 && res.status < 400)) {
+      await res.body?.cancel();
+      throw new Error(`MCP server answered a redirect (${res.status}); redirects are not followed`);
+    }
     if (!res.body) return res;
     let seen = 0;
     const limit = new TransformStream<Uint8Array, Uint8Array>({
@@ -51,7 +57,7 @@ export function mcpHttpServer(options: { name: string; url: string | URL; header
       Promise.resolve(
         new StreamableHTTPClientTransport(url, {
           fetch: boundedFetch(options.maxResponseBytes ?? DEFAULT_MCP_MAX_RESPONSE_BYTES, options.fetch),
-          requestInit: { headers: { ...(options.headers ?? {}) }, redirect: "error" },
+          requestInit: { headers: { ...(options.headers ?? {}) }, redirect: "manual" },
         }),
       ),
   };
