@@ -50,4 +50,29 @@ describe("MCP on the Node server", () => {
     const score = await http(`${server.url}/v1/episodes/${id}/score`, "POST", undefined, auth);
     expect(score.json.score.reward).toBeCloseTo(1.1, 10);
   });
+
+  it("an episode played over MCP survives a restart of the server: a new client carries on at the next turn", async () => {
+    const reset = await http(`${server.url}/v1/envs/tool-math/episodes`, "POST", { split: "eval", index: 3 }, auth);
+    const id = reset.json.episode_id as string;
+    const connect = async () => {
+      const client = new Client({ name: "agent", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/episodes/${id}`), { requestInit: { headers: auth } }));
+      return client;
+    };
+    const before = await connect();
+    expect((await before.callTool({ name: "calculator", arguments: { expression: "2^10" } }))._meta).toMatchObject({ "edgegym/turn": 1 });
+    await before.close();
+    await server.stop();
+    server = await startNodeServer({ db: join(dir, "edgegym.db"), env: { EDGEGYM_API_KEYS: "sk-mcp" } });
+    const after = await connect();
+    try {
+      const next = await after.callTool({ name: "calculator", arguments: { expression: "2^11" } });
+      expect(next.content).toEqual([{ type: "text", text: "2048" }]);
+      expect(next._meta).toMatchObject({ "edgegym/turn": 2 });
+    } finally {
+      await after.close();
+    }
+    const episode = await http(`${server.url}/v1/episodes/${id}`, "GET", undefined, auth);
+    expect(episode.json.messages.filter((m: { role: string }) => m.role === "tool").map((m: { content: string }) => m.content)).toEqual(["1024", "2048"]);
+  });
 });
