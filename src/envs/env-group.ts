@@ -215,7 +215,11 @@ export function envGroup(spec: EnvGroupSpec): Environment<{ envs: Record<string,
     // A member's respond runs inside the group's: the group reads history when any member does.
     ...(envs.some((e) => e.readsHistory) ? { readsHistory: true } : {}),
     toolDefinitions: () => [...toolDefs.values()],
-    toolDefinitionsFor: (state) => member(state.env).toolDefinitions(),
+    toolDefinitionsFor: (state) => {
+      const env = member(state.env);
+      // A member whose tools are per episode (an MCP tool environment) names them from its own state.
+      return env.toolDefinitionsFor?.(state.state) ?? env.toolDefinitions();
+    },
     maxTurnsFor: (state) => member(state.env).maxTurns,
     // Members that need the operator's services (judge-qa's judges) get them through the group too.
     withServices: (services) => envGroup({ ...spec, envs: envs.map((e) => e.withServices?.(services) ?? e) }),

@@ -38,3 +38,5 @@ export { createMathDatasetEnv, MathDatasetConfig, MATH_DATASET_SYSTEM_PROMPT } f
 export { builtinEnvs, nodeOnlyBuiltinDeclarations } from "./builtin/index.js";
 export { createPythonEnv } from "./builtin/python/index.js";
 export type { PythonJob, PythonResult, PythonRunner } from "./builtin/python/runner.js";
+export { mcpToolEnv, mcpResultText, McpToolRecord, McpToolState, type McpToolEnvSpec } from "./mcp/mcp-tool-env.js";
+export { mcpHttpServer, boundedFetch, McpConnections, type McpServerSource } from "./mcp/servers.js";

@@ -4,3 +4,4 @@
  */
 export { readSource } from "./datasets/read-source.node.js";
 export { createNodeOnlyEnvs, nodeOnlyBuiltinEnvs, pythonEnv, pythonSandbox, PyodideSandbox, type PyodideSandboxOptions } from "./builtin/node-only.js";
+export { mcpStdioServer } from "./mcp/stdio.node.js";

@@ -18,6 +18,7 @@ import { registerEpisodeRoutes } from "./routes/episodes.js";
 import { registerEpisodeRescoreRoute } from "./routes/episode-rescore.js";
 import { EpisodeRescorer } from "./episode-rescore.js";
 import { registerEvalRoutes } from "./routes/evals.js";
+import { registerMcpRoutes } from "./mcp/routes.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerScoreCompletionsRoute } from "./routes/score-completions.js";
 import { openEnvErrorShape } from "./openenv/errors.js";
@@ -71,6 +72,8 @@ export function createApp(deps: AppDeps): EdgegymApp {
   app.use(`${OPENENV_PREFIX}/*`, bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
   app.use(`${OPENENV_PREFIX}/*`, limitBody(config.bodyLimitBytes));
   app.use(`${OPENENV_PREFIX}/*`, jsonBody());
+  app.use("/mcp/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
+  app.use("/mcp/*", limitBody(config.bodyLimitBytes));
 
   registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => Promise.all(registry.list().map(describeEnv)));
@@ -79,6 +82,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);
   registerOpenEnvRoutes(app, service, config, deps.upgradeWebSocket);
+  registerMcpRoutes(app, service, config);
   registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 || config.adminApiKeys.length > 0 });
 
   const allowedMethods = allowedMethodsLookup(app.routes);

@@ -2,6 +2,7 @@ import type { AnyEnvironment } from "../types.js";
 import { doubleCheck } from "./double-check/index.js";
 import { judgeQa } from "./judge-qa/index.js";
 import { math } from "./math/index.js";
+import { mcpUnitsDeclaration } from "./mcp-units/index.js";
 import { pythonEnvDeclaration } from "./python/index.js";
 import { reasoning } from "./reasoning/index.js";
 import { reverseText } from "./reverse-text/index.js";
@@ -17,4 +18,4 @@ export const builtinEnvs: AnyEnvironment[] = [reverseText, math, doubleCheck, ti
  * the Worker entry registers these so a reset answers env_unavailable, not env_not_found.
  * The Node entry registers the runnable ones from ./node-only.js instead.
  */
-export const nodeOnlyBuiltinDeclarations: AnyEnvironment[] = [pythonEnvDeclaration];
+export const nodeOnlyBuiltinDeclarations: AnyEnvironment[] = [pythonEnvDeclaration, mcpUnitsDeclaration];

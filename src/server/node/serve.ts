@@ -75,7 +75,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
           server.close((err) => {
             database.close();
             // Every interpreter process is killed before close resolves.
-            void nodeOnly.sandbox.close().finally(() => (err ? reject(err) : resolve()));
+            void Promise.allSettled([nodeOnly.sandbox.close(), nodeOnly.closeMcp()]).finally(() => (err ? reject(err) : resolve()));
           });
         });
       }),
