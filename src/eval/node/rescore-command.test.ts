@@ -1,3 +1,4 @@
+import { withFlatTiming } from "../vf-formats.js";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,7 +64,7 @@ describe("edgegym rescore", () => {
     const { rows } = await readResults<EvalRollout>(v2.output);
     expect(rows).toHaveLength(6);
     for (const row of rows) {
-      EvalRollout.parse(row);
+      EvalRollout.parse(withFlatTiming(row));
       expect(row).toMatchObject({ reward: 2, rescore: { previous_reward: 1, env_version: "1.1.0", replay: "matched" } });
       expect(row.metrics.few_guesses).toBeGreaterThan(0);
       // The old top-level metric copy is gone, the new one is there.
@@ -132,7 +133,7 @@ describe("edgegym rescore", () => {
     await expect(rescoreRunDir({ runDir: join(empty, "nope"), registry })).rejects.toThrow(/does not exist/);
     writeFileSync(join(empty, "file.txt"), "x");
     await expect(rescoreRunDir({ runDir: join(empty, "file.txt"), registry })).rejects.toThrow(/is not a directory/);
-    await expect(rescoreRunDir({ runDir: empty, registry })).rejects.toThrow(/has no results\.jsonl: not a run directory/);
+    await expect(rescoreRunDir({ runDir: empty, registry })).rejects.toThrow(/has no results\.jsonl or traces\.jsonl: not a run directory/);
     writeFileSync(join(empty, RESULTS_FILE), "");
     await expect(rescoreRunDir({ runDir: empty, registry })).rejects.toThrow(/has no metadata\.json/);
     writeFileSync(join(empty, "metadata.json"), "{not json");
