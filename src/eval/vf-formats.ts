@@ -110,7 +110,7 @@ function looseMessage(m: JsonObject): ChatMessage {
   const content = typeof m.content === "string" ? m.content : Array.isArray(m.content) ? contentText(m.content.filter(isObject).map((p) => ({ type: "text" as const, text: String(p.text ?? "") }))) : "";
   if (m.role === "assistant") {
     const calls = Array.isArray(m.tool_calls) ? m.tool_calls.filter(isObject).map(toolCallFrom) : [];
-    return { role: "assistant", content, ...(calls.length ? { tool_calls: calls } : {}) };
+    return { role: "assistant", content: m.content === null ? null : content, ...(calls.length ? { tool_calls: calls } : {}) };
   }
   if (m.role === "tool") return { role: "tool", content, tool_call_id: String(m.tool_call_id ?? "") };
   if (m.role === "system") return { role: "system", content };
@@ -365,7 +365,7 @@ export function fromVf04Episode(raw: unknown, rolloutIndex: number, envId: strin
   }
   const firstSampled = path.findIndex((n) => n.sampled === true);
   const split = firstSampled < 0 ? path.length : firstSampled;
-  const toMsgs = (list: JsonObject[]): ChatMessage[] => messages(list.map((n) => n.message).filter(isObject).map((m) => (m.role === "assistant" && m.content === null ? { ...m, content: "" } : m)));
+  const toMsgs = (list: JsonObject[]): ChatMessage[] => messages(list.map((n) => n.message).filter(isObject));
   let prompt = toMsgs(path.slice(0, split));
   if (!prompt.length) prompt = [...(typeof data.system_prompt === "string" ? [{ role: "system" as const, content: data.system_prompt }] : []), ...messages(data.prompt)];
   const completion = toMsgs(path.slice(split));
