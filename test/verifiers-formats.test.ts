@@ -115,10 +115,12 @@ describe.skipIf(!py04)("verifiers 0.4.0 (vf04: traces.jsonl episodes)", () => {
       expect(existsSync(join(result.runDir, TRACES_FILE))).toBe(true);
       expect(existsSync(join(result.runDir, RESULTS_FILE))).toBe(false);
       expect((await readMetadata(result.runDir)).format).toBe("vf04");
-      const loaded = await vf(py, "load04", result.runDir);
+      const loaded = await vf(py, "load04", result.runDir, "2");
       const episodes = loaded.episodes as { idx: number; ok: boolean; reward: number; roles: string[]; sampled: boolean[]; tool_calls: string[][]; tools: string[]; model_seconds: number; finish: string[] }[];
       expect(episodes).toHaveLength(4);
+      // verifiers' own resume planner: every rollout kept, none left to run.
       expect(loaded.resume_keeps).toBe(4);
+      expect(loaded.resume_missing).toEqual({ "0": 0, "1": 0 });
       const ours = (await readRunRollouts(result.runDir)).rows;
       for (const [i, ep] of episodes.entries()) {
         const row = ours[i]!;
@@ -139,6 +141,8 @@ describe.skipIf(!py04)("verifiers 0.4.0 (vf04: traces.jsonl episodes)", () => {
   it("resumes a run verifiers 0.4.0 wrote (no metadata.json) and export-sft reads its traces", { timeout: 180_000 }, async () => {
     const dir = join(base, "vfeval04");
     await vf(py, "write04", dir, "reverse-text", "org/scripted");
+    // verifiers' own planner on its own run: row 1 (failed) needs both its rollouts again.
+    expect((await vf(py, "load04", dir, "2")).resume_missing).toEqual({ "0": 0, "1": 2 });
     const sft = await exportSft({ results: dir, minReward: 0.5, bestPerExample: false, format: "jsonl", output: join(base, "sft04.jsonl") });
     expect(sft.report).toMatchObject({ read: 3, kept: 1, failed: 1, belowMinReward: 1 });
     expect(sft.rows[0]?.messages).toEqual([
@@ -151,9 +155,10 @@ describe.skipIf(!py04)("verifiers 0.4.0 (vf04: traces.jsonl episodes)", () => {
     expect(resumed.ranNow).toBe(2);
     const { rows } = await readResults<Record<string, unknown>>(join(dir, TRACES_FILE));
     expect(rows).toHaveLength(4);
-    const loaded = await vf(py, "load04", dir);
-    expect((loaded.episodes as unknown[]).length).toBe(4);
-    expect(loaded.resume_keeps).toBe(4);
+    const written = await vf(py, "load04", dir, "2");
+    expect(written.resume_missing).toEqual({ "0": 0, "1": 0 });
+    expect((written.episodes as unknown[]).length).toBe(4);
+    expect(written.resume_keeps).toBe(4);
   });
 
   it("will not resume a vf04 run as vf03", async () => {

@@ -5,7 +5,7 @@ both made by scripts/verifiers-venv.sh. Prints one JSON object on stdout.
 
   load03 DIR ENV MODEL N R   verifiers 0.3's vf-eval loader and resume check on DIR
   write03 DIR ENV MODEL      a vf-eval 0.3 run written by verifiers' own writers
-  load04 DIR                 verifiers 0.4's trace reader and resume loader on DIR
+  load04 DIR R               verifiers 0.4's trace reader and resume planner on DIR
   write04 DIR ENV MODEL      a verifiers 0.4 run (traces.jsonl) written by its own writer
 """
 
@@ -133,7 +133,7 @@ def _trace_type():
     return Trace[WireTaskData, State, WireAgentConfig]
 
 
-def load04(run_dir: str) -> dict:
+def load04(run_dir: str, num_rollouts: int) -> dict:
     from verifiers.v1.cli.eval import resume
     from verifiers.v1.utils.trace_store import read_episodes
 
@@ -160,15 +160,24 @@ def load04(run_dir: str) -> dict:
                 "stop_condition": trace.stop_condition,
             }
         )
-    # verifiers' resume keeps the lines its own model validates and whose episode is ok.
-    before = (path / "traces.jsonl").read_bytes()
-    kept = 0
-    for line in before.splitlines():
-        from verifiers.v1.episode import WireEpisode
+    # verifiers' own resume planner (`vf-eval --resume`), on a copy: it keeps the lines its model
+    # validates and whose episode is ok, matched to the run's tasks by content hash, and says
+    # how many rollouts each task still needs. The tasks are the run's own rows, as Task objects.
+    import shutil
+    import tempfile
 
-        if WireEpisode.model_validate_json(line).ok:
-            kept += 1
-    return {"episodes": out, "resume_keeps": kept, "resume_module": resume.__name__}
+    from verifiers.v1.task import Task
+
+    by_idx = {}
+    for ep in episodes:
+        by_idx.setdefault(ep.task.data.idx, ep.task.data)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "run"
+        shutil.copytree(path, copy)
+        plan = resume.load(copy, [Task(by_idx[i]) for i in sorted(by_idx)], num_rollouts)
+    kept = sum(len(k) for _, k, _ in plan)
+    missing = {str(task.data.idx): left for task, _, left in plan}
+    return {"episodes": out, "resume_keeps": kept, "resume_missing": missing}
 
 
 def write04(run_dir: str, env_id: str, model: str) -> dict:
@@ -224,7 +233,7 @@ if __name__ == "__main__":
     elif cmd == "write03":
         result = write03(args[0], args[1], args[2])
     elif cmd == "load04":
-        result = load04(args[0])
+        result = load04(args[0], int(args[1]))
     elif cmd == "write04":
         result = write04(args[0], args[1], args[2])
     else:
