@@ -74,6 +74,8 @@ describe.skipIf(!py03)("verifiers 0.3.1 (vf03: results.jsonl + metadata.json)", 
       const result = await run(envId, server, "vf03");
       const loaded = await vf(py, "load03", result.runDir, envId, "org/scripted", "2", "2");
       expect(loaded.count).toBe(4);
+      expect(loaded.resume_remaining).toBe(0); // vf-eval --resume would run nothing more
+      expect(loaded.avg_error).toBe(0);
       expect(loaded.example_ids).toEqual(expect.arrayContaining([0, 0, 1, 1]));
       expect(loaded.avg_reward).toBeCloseTo(result.metadata.avg_reward, 10);
       expect(loaded.pass_at_k).toEqual(result.metadata.pass_at_k);
@@ -103,6 +105,8 @@ describe.skipIf(!py03)("verifiers 0.3.1 (vf03: results.jsonl + metadata.json)", 
     // …and verifiers reads the resumed run back.
     const loaded = await vf(py, "load03", dir, "reverse-text", "org/scripted", "2", "2");
     expect(loaded.count).toBe(4);
+    expect(loaded.resume_remaining).toBe(0);
+    expect(loaded.avg_error).toBe(0);
   });
 });
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 
 def load03(run_dir: str, env_id: str, model: str, num_examples: int, rollouts: int) -> dict:
-    from verifiers.legacy.utils.eval_utils import print_timing
+    from verifiers.legacy.utils.eval_utils import filter_inputs, print_timing
     from verifiers.legacy.utils.save_utils import (
         GenerateOutputsBuilder,
         load_outputs,
@@ -46,7 +46,12 @@ def load03(run_dir: str, env_id: str, model: str, num_examples: int, rollouts: i
     with contextlib.redirect_stdout(printed):
         print_timing(results)
     meta = results["metadata"]
+    # vf-eval --resume: which of the planned rollouts (N rows × R) it would still run.
+    planned = [{"example_id": i} for i in range(num_examples) for _ in range(rollouts)]
+    remaining = filter_inputs(planned, outputs, rollouts)
     return {
+        "resume_remaining": len(remaining),
+        "avg_error": meta["avg_error"],
         "count": len(outputs),
         "example_ids": [o["example_id"] for o in outputs],
         "rewards": [o["reward"] for o in outputs],
