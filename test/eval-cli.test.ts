@@ -78,5 +78,26 @@ describe("edgegym eval (process)", () => {
     const unknownEnv = runCli(["eval", "nope", "-m", "x", "-b", model.baseUrl, "-o", out]);
     expect(await unknownEnv.exit).toBe(1);
     expect(unknownEnv.stderr()).toMatch(/no environment "nope"/);
+    const badFormat = runCli(["eval", "reverse-text", "-m", "x", "--format", "vf05"]);
+    expect(await badFormat.exit).toBe(1);
+    expect(badFormat.stderr()).toMatch(/--format must be vf03 or vf04/);
   }, 30_000);
+
+  it("--format vf04 writes verifiers 0.4 episodes (traces.jsonl) that export-sft reads", async () => {
+    const own = mkdtempSync(join(tmpdir(), "edgegym-cli-vf04-"));
+    try {
+      const run = runCli(["eval", "reverse-text", "-m", "tiny/model", "-b", model.baseUrl, "-n", "2", "-r", "1", "-o", own, "--format", "vf04"]);
+      expect(await run.exit).toBe(0);
+      const parent = join(own, "evals", "reverse-text--tiny--model");
+      const dir = join(parent, readdirSync(parent)[0] as string);
+      expect(readdirSync(dir).sort()).toEqual(["metadata.json", "traces.jsonl"]);
+      const episodes = readFileSync(join(dir, "traces.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { ok: boolean; traces: unknown[] });
+      expect(episodes.map((e) => [e.ok, e.traces.length])).toEqual([[true, 1], [true, 1]]);
+      const sft = runCli(["export-sft", dir, "--min-reward", "1"]);
+      expect(await sft.exit).toBe(0);
+      expect(readFileSync(join(dir, "sft.jsonl"), "utf8").trim().split("\n")).toHaveLength(2);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -4,6 +4,8 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinEnvs, envInfo } from "../src/envs/index.js";
 import { EvalRollout } from "../src/protocol/index.js";
+// results.jsonl rows carry verifiers 0.3's nested timing beside edgegym's flat one (docs/eval.md).
+import { withFlatTiming } from "../src/eval/vf-formats.js";
 import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
 import { runCli } from "./support/cli-process.js";
 import { startLlamaServer, type LlamaServer } from "./support/llama.js";
@@ -46,7 +48,7 @@ describe.skipIf(!ready)("edgegym eval with SmolLM2-135M on llama.cpp", () => {
   const check = (envId: string, runDir: string, total: number): EvalRollout[] => {
     const env = builtinEnvs.find((e) => e.id === envId);
     const rubric = envInfo(env as NonNullable<typeof env>).rubric.map((r) => r.name);
-    const rows = readFileSync(join(runDir, "results.jsonl"), "utf8").trim().split("\n").map((l) => EvalRollout.parse(JSON.parse(l)));
+    const rows = readFileSync(join(runDir, "results.jsonl"), "utf8").trim().split("\n").map((l) => EvalRollout.parse(withFlatTiming(JSON.parse(l))));
     expect(rows).toHaveLength(total);
     for (const row of rows) {
       expect(row.error, JSON.stringify(row.error)).toBeNull();

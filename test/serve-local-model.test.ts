@@ -4,6 +4,8 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EvalRollout } from "../src/protocol/index.js";
+// results.jsonl rows carry verifiers 0.3's nested timing beside edgegym's flat one (docs/eval.md).
+import { withFlatTiming } from "../src/eval/vf-formats.js";
 import { ensureBuiltDist, ROOT } from "./support/built-dist.js";
 import { freePort } from "./support/child-server.js";
 
@@ -55,7 +57,7 @@ describe.skipIf(!ready)("npm run model:local, then the README's first eval", () 
       const code = await new Promise<number | null>((done) => run.on("exit", done));
       expect(code, stderr).toBe(0);
       const parent = join(out, "evals", "reverse-text--smollm2-135m");
-      const rows = readFileSync(join(parent, readdirSync(parent)[0] as string, "results.jsonl"), "utf8").trim().split("\n").map((l) => EvalRollout.parse(JSON.parse(l)));
+      const rows = readFileSync(join(parent, readdirSync(parent)[0] as string, "results.jsonl"), "utf8").trim().split("\n").map((l) => EvalRollout.parse(withFlatTiming(JSON.parse(l))));
       expect(rows.length).toBeGreaterThan(0);
       for (const row of rows) {
         expect(row.error).toBeNull();

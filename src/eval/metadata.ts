@@ -1,4 +1,5 @@
 import type { EnvInfo, EvalRequest, EvalSummary, Split } from "../protocol/index.js";
+import type { VfFormat } from "./vf-formats.js";
 
 /**
  * metadata.json of a run, in the field names of verifiers' vf-eval (env_id, env_args,
@@ -40,6 +41,8 @@ export interface RunMetadata {
   status: "running" | "completed" | "interrupted" | "failed";
   error: string | null;
   summary: EvalSummary;
+  /** Which verifiers generation's files the run holds: `vf03` results.jsonl or `vf04` traces.jsonl. */
+  format?: VfFormat;
 }
 
 export interface MetadataInput {
@@ -56,6 +59,7 @@ export interface MetadataInput {
   error: string | null;
   edgegymVersion: string;
   date?: Date;
+  format?: VfFormat;
 }
 
 export function buildMetadata(input: MetadataInput): RunMetadata {
@@ -90,5 +94,6 @@ export function buildMetadata(input: MetadataInput): RunMetadata {
     status: input.status,
     error: input.error,
     summary,
+    ...(input.format ? { format: input.format } : {}),
   };
 }

@@ -28,6 +28,25 @@ export interface RolloutContext {
   now?: () => number;
 }
 
+/**
+ * One timed phase of a rollout in wall-clock Unix seconds: `reset` (the episode's
+ * set-up), each `model` request, each environment `step`, and `score`. Kept beside the
+ * row (not in it: the wire row carries only the summed `*_ms`) so a file writer can
+ * give the timing the shape verifiers expects (src/eval/vf-formats.ts).
+ */
+export interface TimedSpan {
+  kind: "reset" | "model" | "step" | "score";
+  start: number;
+  end: number;
+}
+
+const spansByRow = new WeakMap<EvalRollout, readonly TimedSpan[]>();
+
+/** The phases `runRollout` timed for this row, in order; empty for a row it did not make. */
+export function rolloutSpans(row: EvalRollout): readonly TimedSpan[] {
+  return spansByRow.get(row) ?? [];
+}
+
 /** Top-level keys a metric may not shadow when metrics are repeated at the top of a row (`rescore` is what `edgegym rescore` adds). */
 export const RESERVED_COLUMNS: ReadonlySet<string> = new Set([
   "example_id", "rollout_index", "task", "prompt", "completion", "answer", "info", "reward", "metrics", "components",
@@ -71,17 +90,21 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
   let truncated = false;
   let score: Score | null = null;
   let error: EvalRolloutError | null = null;
-  const timed = async <T>(bucket: keyof typeof timing, run: () => Promise<T>): Promise<T> => {
+  const spans: TimedSpan[] = [];
+  const timed = async <T>(bucket: keyof typeof timing, kind: TimedSpan["kind"], run: () => Promise<T>): Promise<T> => {
     const t = now();
+    const wallStart = Date.now() / 1000;
     try {
       return await run();
     } finally {
-      timing[bucket] += now() - t;
+      const took = now() - t;
+      timing[bucket] += took;
+      spans.push({ kind, start: wallStart, end: wallStart + took / 1000 });
     }
   };
 
   try {
-    const reset = await timed("env_ms", () =>
+    const reset = await timed("env_ms", "reset", () =>
       ctx.driver.reset(
         ctx.envId,
         { split: ctx.split, index: spec.example.index, seed: spec.seed, args: ctx.envArgs },
@@ -95,7 +118,7 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
     let turn = 0;
     let done = reset.done;
     while (!done) {
-      const reply = await timed("generation_ms", () =>
+      const reply = await timed("generation_ms", "model", () =>
         withRetries(
           () => ctx.model.complete({ messages: forModel([...prompt, ...completion]), tools: tools ?? [], sampling: ctx.sampling }, ctx.signal),
           classifyModelError,
@@ -110,14 +133,14 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
         usage.output_tokens += used.outputTokens;
       }
       completion.push(message);
-      const step = await timed("env_ms", () => ctx.driver.step(episodeId as string, { turn, message: message as AssistantMessage }, ctx.signal));
+      const step = await timed("env_ms", "step", () => ctx.driver.step(episodeId as string, { turn, message: message as AssistantMessage }, ctx.signal));
       completion.push(...step.messages);
       turn = step.turn;
       done = step.done;
       stopCondition = step.stop_reason;
       truncated = step.truncated;
     }
-    score = await timed("scoring_ms", () => ctx.driver.score(episodeId as string, ctx.signal));
+    score = await timed("scoring_ms", "score", () => ctx.driver.score(episodeId as string, ctx.signal));
   } catch (err) {
     if (ctx.signal.aborted || isAbortError(err)) throw err instanceof EvalError ? err : new EvalError("aborted", "aborted", false);
     error = rolloutError(err, 1);
@@ -151,5 +174,6 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
     ...(tools && tools.length ? { tool_defs: tools } : {}),
   };
   for (const [name, value] of Object.entries(metrics)) if (!RESERVED_COLUMNS.has(name)) row[name] = value;
+  spansByRow.set(row, spans);
   return row;
 }

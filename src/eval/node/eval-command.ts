@@ -32,6 +32,9 @@ Where episodes run:
 Output:
   -o, --output DIR              base directory (default ./outputs); results go to
                                 DIR/evals/ENV--MODEL/RUN_ID/{results.jsonl,metadata.json}
+      --format vf03|vf04        verifiers generation of the files: vf03 (default) writes
+                                results.jsonl as vf-eval 0.3 does, vf04 traces.jsonl
+                                episodes as verifiers 0.4 does (plus metadata.json)
       --resume                  continue the newest unfinished run with these settings
       --resume=RUN_DIR          continue that run
   -v, --verbose                 print every rollout
@@ -95,6 +98,7 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
       "max-retries": { type: "string" },
       timeout: { type: "string" },
       "env-module": { type: "string", multiple: true },
+      format: { type: "string" },
       verbose: { type: "boolean", short: "v" },
       help: { type: "boolean", short: "h" },
     },
@@ -124,6 +128,8 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
   });
   if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; "));
   const request = { ...parsed.data, model };
+  const format = values.format;
+  if (format !== undefined && format !== "vf03" && format !== "vf04") throw new Error(`--format must be vf03 or vf04, got "${format}"`);
 
   const keyVar = values["api-key-var"] ?? "OPENAI_API_KEY";
   const baseUrl = values["base-url"] ?? env.EDGEGYM_EVAL_BASE_URL ?? env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
@@ -154,6 +160,7 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
       signal: controller.signal,
       display,
       verbose: values.verbose ?? false,
+      ...(format ? { format } : {}),
       note: (line) => console.error(line),
     });
     console.log(

@@ -49,7 +49,14 @@ describe("edgegym eval output", () => {
     expect(result.runDir).toMatch(new RegExp(`^${base}/evals/reverse-text--org--scripted/[0-9a-f]{8}$`));
     const { rows } = await readResults(join(result.runDir, RESULTS_FILE));
     expect(rows).toHaveLength(6);
-    for (const row of rows) EvalRollout.parse(row);
+    for (const row of rows) {
+      // edgegym's fields, plus verifiers 0.3's nested timing (seconds) beside the flat *_ms.
+      const { timing, ...rest } = row as EvalRollout & { timing: Record<string, unknown> };
+      EvalRollout.parse({ ...rest, timing: { start_time: timing.start_time, generation_ms: timing.generation_ms, env_ms: timing.env_ms, scoring_ms: timing.scoring_ms, total_ms: timing.total_ms } });
+      expect(timing).toMatchObject({ setup: { duration: expect.any(Number) }, generation: { duration: expect.any(Number) }, model: { spans: [expect.any(Object)] }, env: { spans: [expect.any(Object)] } });
+      expect(timing.total as number).toBeGreaterThan(0);
+      expect((timing.model as { duration: number }).duration * 1000).toBeCloseTo(timing.generation_ms as number, 0);
+    }
     const meta = await readMetadata(result.runDir);
     expect(meta).toMatchObject({
       env_id: "reverse-text",

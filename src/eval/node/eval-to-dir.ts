@@ -15,7 +15,9 @@ import type { RolloutSpec } from "../rollout.js";
 import { runEval } from "../runner.js";
 import { SummaryBuilder } from "../stats.js";
 import type { ProgressDisplay } from "./progress.js";
-import { findResumableRun, newRunDir, prepareResume, readMetadata, ResultsWriter, resumeMismatch, writeMetadata } from "./run-dir.js";
+import { basename } from "node:path";
+import type { VfFormat } from "../vf-formats.js";
+import { detectRunFormat, findResumableRun, readRunRollouts, newRunDir, prepareResume, readResumeMetadata, ResultsWriter, resumeMismatch, writeMetadata } from "./run-dir.js";
 
 export interface EvalToDirOptions {
   /** Validated options (EvalRequest.parse). `model` is required here. */
@@ -45,6 +47,11 @@ export interface EvalToDirOptions {
   edgegymVersion?: string;
   /** How often metadata.json is refreshed during the run. */
   metadataEveryMs?: number;
+  /**
+   * Which verifiers generation's files to write: `vf03` (results.jsonl, the default) or
+   * `vf04` (traces.jsonl). A resumed run keeps the format it was made in.
+   */
+  format?: VfFormat;
 }
 
 export interface EvalToDirResult {
@@ -82,7 +89,8 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
   let priorWallMs = 0;
   if (typeof opts.resume === "string") {
     if (!existsSync(opts.resume)) throw new Error(`--resume: ${opts.resume} does not exist`);
-    const saved = await readMetadata(opts.resume);
+    const saved = await readResumeMetadata(opts.resume);
+    if (saved.env_id === undefined) note(`${opts.resume} has no metadata.json (verifiers 0.4 writes none): resuming with these settings`);
     const mismatch = resumeMismatch(saved, match);
     if (mismatch) throw new Error(`cannot resume ${opts.resume}: ${mismatch}. Use the run's settings, or start a new run.`);
     runDir = opts.resume;
@@ -92,9 +100,19 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
   }
   const summary = new SummaryBuilder(request.pass_threshold, request.rollouts_per_example);
   const done = new Set<string>();
+  let format: VfFormat = opts.format ?? "vf03";
   if (runDir) {
-    priorWallMs = (await readMetadata(runDir)).time_ms ?? 0;
-    const state = await prepareResume(runDir);
+    const found = detectRunFormat(runDir);
+    if (found && opts.format && found !== opts.format) throw new Error(`cannot resume ${runDir} as ${opts.format}: it holds ${found} files; drop --format or start a new run`);
+    if (found) format = found;
+    // verifiers 0.4 writes no metadata.json, so its episodes are what say which environment they were.
+    const others = [...new Set((found ? (await readRunRollouts(runDir, env.id)).rows : []).map((r) => r.task).filter((t) => t !== env.id))];
+    if (others.length) throw new Error(`cannot resume ${runDir}: its rollouts are of ${others.join(", ")}, not ${env.id}`);
+    const saved = await readResumeMetadata(runDir);
+    // vf-eval 0.3 records its run time as `time`, in seconds.
+    const vfTime = (saved as { time?: unknown }).time;
+    priorWallMs = saved.time_ms ?? (typeof vfTime === "number" ? vfTime * 1000 : 0);
+    const state = await prepareResume(runDir, env.id);
     for (const row of state.rows) {
       summary.add(row);
       done.add(rolloutKey(row.example_id, row.rollout_index));
@@ -129,6 +147,7 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
       status,
       error,
       edgegymVersion: opts.edgegymVersion ?? "0.1.0",
+      format,
     });
   await writeMetadata(runDir, metadata("running", null));
 
@@ -141,7 +160,7 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
     rate: ranNow / Math.max(1e-3, (performance.now() - sessionStart) / 1000),
   });
   opts.display?.start(figures(0));
-  const writer = await ResultsWriter.open(runDir);
+  const writer = await ResultsWriter.open(runDir, format, { envId: env.id, model: request.model, runId: basename(runDir), sampling, newId: () => randomUUID().replaceAll("-", "") });
   let ranNow = 0;
   let lastMeta = performance.now();
   let metaWrite: Promise<void> = Promise.resolve();

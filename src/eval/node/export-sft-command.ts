@@ -3,12 +3,14 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { selectForSft, type ResultRowLike, type SftReport, type SftRow } from "../sft.js";
-import { readResults, RESULTS_FILE } from "./run-dir.js";
+import { isVf04Episode } from "../vf-formats.js";
+import { detectRunFormat, readResults, readRunRollouts, rolloutsFile } from "./run-dir.js";
 import { sftParquet } from "./sft-parquet.js";
 
 export const EXPORT_SFT_USAGE = `edgegym export-sft RESULTS — turn evaluation rollouts into SFT data
 
-RESULTS is a results.jsonl file or the run directory holding one.
+RESULTS is a run directory, or the results.jsonl (verifiers 0.3 / edgegym) or
+traces.jsonl (verifiers 0.4) in it; runs made by either vf-eval are read too.
   --min-reward X          keep rollouts with reward ≥ X (required)
   --best-per-example      keep only the best rollout of each row
   --format jsonl|parquet  jsonl (default): one {"messages": [...]} per line, the
@@ -27,7 +29,7 @@ export interface ExportSftOptions {
 }
 
 export function resultsPath(input: string): string {
-  if (existsSync(input) && statSync(input).isDirectory()) return join(input, RESULTS_FILE);
+  if (existsSync(input) && statSync(input).isDirectory()) return join(input, rolloutsFile(detectRunFormat(input) ?? "vf03"));
   return input;
 }
 
@@ -39,7 +41,9 @@ export function resultsPath(input: string): string {
 export async function exportSft(opts: ExportSftOptions): Promise<{ output: string | null; report: SftReport; rows: SftRow[]; bestReward: number | null }> {
   const source = resultsPath(opts.results);
   if (!existsSync(source)) throw new Error(`no results file at ${source}`);
-  const { rows: input } = await readResults<ResultRowLike>(source);
+  // verifiers 0.4 episodes become rows first; results.jsonl rows (edgegym's, vf-eval 0.3's) are read as they are.
+  const { rows: raw } = await readResults<unknown>(source);
+  const input: ResultRowLike[] = raw.some(isVf04Episode) ? (await readRunRollouts(source)).rows : (raw as ResultRowLike[]);
   const { rows, report } = selectForSft(input, { minReward: opts.minReward, bestPerExample: opts.bestPerExample });
   const rewards = input.filter((r) => !r.error && typeof r.reward === "number" && Number.isFinite(r.reward)).map((r) => r.reward as number);
   const bestReward = rewards.length ? Math.max(...rewards) : null;

@@ -8,7 +8,8 @@ import { bisectingPlayer, guessNumber } from "../../../test/support/eval-envs.js
 import { startScriptedModel, type ScriptedPolicy } from "../../../test/support/scripted-model.js";
 import { evalToDir } from "./eval-to-dir.js";
 import { formatRescoreReport, rescoreRunDir } from "./rescore-command.js";
-import { readResults, RESULTS_FILE } from "./run-dir.js";
+import { withFlatTiming, type VfFormat } from "../vf-formats.js";
+import { readResults, RESULTS_FILE, TRACES_FILE } from "./run-dir.js";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -22,7 +23,7 @@ function tempDir(): string {
 }
 
 /** A run directory made by `edgegym eval` (in-process) of guess-number, whose rubric reads the game state. */
-async function guessRun(policy: ScriptedPolicy = bisectingPlayer, maxRetries = 3): Promise<string> {
+async function guessRun(policy: ScriptedPolicy = bisectingPlayer, maxRetries = 3, format?: VfFormat): Promise<string> {
   const server = await startScriptedModel(policy);
   cleanup.push(() => server.close());
   const result = await evalToDir({
@@ -31,6 +32,7 @@ async function guessRun(policy: ScriptedPolicy = bisectingPlayer, maxRetries = 3
     registry: new EnvRegistry("node", [guessNumber]),
     outputBase: tempDir(),
     retryBaseDelayMs: 1,
+    ...(format ? { format } : {}),
   });
   return result.runDir;
 }
@@ -63,7 +65,7 @@ describe("edgegym rescore", () => {
     const { rows } = await readResults<EvalRollout>(v2.output);
     expect(rows).toHaveLength(6);
     for (const row of rows) {
-      EvalRollout.parse(row);
+      EvalRollout.parse(withFlatTiming(row));
       expect(row).toMatchObject({ reward: 2, rescore: { previous_reward: 1, env_version: "1.1.0", replay: "matched" } });
       expect(row.metrics.few_guesses).toBeGreaterThan(0);
       // The old top-level metric copy is gone, the new one is there.
@@ -126,13 +128,26 @@ describe("edgegym rescore", () => {
     expect(rows.filter((r) => r.error)).toEqual(source.filter((r) => r.error));
   });
 
+  it("rescores a run written as verifiers 0.4 episodes (--format vf04), leaving traces.jsonl untouched", async () => {
+    const dir = await guessRun(bisectingPlayer, 3, "vf04");
+    const original = readFileSync(join(dir, TRACES_FILE), "utf8");
+    const v2 = await rescoreRunDir({ runDir: dir, registry: new EnvRegistry("node", [guessNumberV2]), now: fixedNow });
+    expect(v2).toMatchObject({ rescored: 6, changed: 6, replay: { matched: 6 } });
+    expect(v2.after.reward.mean).toBe(2);
+    const { rows } = await readResults<EvalRollout>(v2.output);
+    expect(rows).toHaveLength(6);
+    for (const row of rows) EvalRollout.parse(row);
+    expect(readFileSync(join(dir, TRACES_FILE), "utf8")).toBe(original);
+    expect(JSON.parse(readFileSync(v2.metadataOutput, "utf8")).rescore.source).toBe(TRACES_FILE);
+  });
+
   it("says what is wrong with a directory that is not a run", async () => {
     const registry = new EnvRegistry("node", [guessNumber]);
     const empty = tempDir();
     await expect(rescoreRunDir({ runDir: join(empty, "nope"), registry })).rejects.toThrow(/does not exist/);
     writeFileSync(join(empty, "file.txt"), "x");
     await expect(rescoreRunDir({ runDir: join(empty, "file.txt"), registry })).rejects.toThrow(/is not a directory/);
-    await expect(rescoreRunDir({ runDir: empty, registry })).rejects.toThrow(/has no results\.jsonl: not a run directory/);
+    await expect(rescoreRunDir({ runDir: empty, registry })).rejects.toThrow(/has no results\.jsonl or traces\.jsonl: not a run directory/);
     writeFileSync(join(empty, RESULTS_FILE), "");
     await expect(rescoreRunDir({ runDir: empty, registry })).rejects.toThrow(/has no metadata\.json/);
     writeFileSync(join(empty, "metadata.json"), "{not json");

@@ -9,7 +9,8 @@ import type { RunMetadata } from "../metadata.js";
 import { rescoreRollout, type ReplayOutcome } from "../rescore.js";
 import { SummaryBuilder } from "../stats.js";
 import { createProgressDisplay, type ProgressDisplay } from "./progress.js";
-import { METADATA_FILE, readResults, RESULTS_FILE } from "./run-dir.js";
+import { withFlatTiming } from "../vf-formats.js";
+import { detectRunFormat, METADATA_FILE, readResults, readRunRollouts, RESULTS_FILE, rolloutsFile, TRACES_FILE } from "./run-dir.js";
 
 export const RESCORE_USAGE = `edgegym rescore RUN_DIR — score an evaluation's stored rollouts again, without the model
 
@@ -95,15 +96,18 @@ export async function rescoreRunDir(opts: RescoreRunOptions): Promise<RescoreRun
   const dir = opts.runDir;
   if (!existsSync(dir)) throw new Error(`${dir} does not exist`);
   if (!statSync(dir).isDirectory()) throw new Error(`${dir} is not a directory; give the run directory that holds ${RESULTS_FILE}`);
-  const resultsPath = join(dir, RESULTS_FILE);
-  if (!existsSync(resultsPath)) throw new Error(`${dir} has no ${RESULTS_FILE}: not a run directory \`edgegym eval\` wrote`);
+  const format = detectRunFormat(dir);
+  if (!format) throw new Error(`${dir} has no ${RESULTS_FILE} or ${TRACES_FILE}: not a run directory \`edgegym eval\` wrote`);
+  const resultsPath = join(dir, rolloutsFile(format));
   const metadata = await readRunMetadata(dir);
   const maxConcurrent = opts.maxConcurrent ?? 8;
   if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1 || maxConcurrent > 1024) throw new Error(`--max-concurrent must be an integer from 1 to 1024, got ${maxConcurrent}`);
   const env: AnyEnvironment | undefined = opts.registry.get(metadata.env_id);
   if (!env) throw new Error(`no environment "${metadata.env_id}" here (the run's env_id); load it with --env-module`);
-  const { rows } = await readResults<unknown>(resultsPath);
-  if (rows.length === 0) throw new Error(`${resultsPath} holds no rollouts: nothing to rescore`);
+  // Either verifiers generation's rows, as edgegym rollouts (verifiers 0.3's nested timing folded back to edgegym's).
+  const { rows: raw } = await readResults<unknown>(resultsPath);
+  if (raw.length === 0) throw new Error(`${resultsPath} holds no rollouts: nothing to rescore`);
+  const rows = format === "vf04" ? (await readRunRollouts(dir, metadata.env_id)).rows : raw.map(withFlatTiming);
   // Checked before anything is written: a row that is not a rollout stops the whole rescore.
   rows.forEach((row, i) => {
     const parsed = EvalRollout.safeParse(row);
@@ -153,7 +157,9 @@ export async function rescoreRunDir(opts: RescoreRunOptions): Promise<RescoreRun
       return result;
     });
     // In the order of the source file, whatever order they finished in.
-    await handle.writeFile(results.map((r) => `${JSON.stringify(r.row)}\n`).join(""));
+    // A vf03 row keeps the timing it had (verifiers 0.3's nested spans); rescoring does not change it.
+    const timingOf = (i: number): unknown => (format === "vf03" ? (raw[i] as { timing?: unknown }).timing : undefined) ?? (results[i] as { row: EvalRollout }).row.timing;
+    await handle.writeFile(results.map((r, i) => `${JSON.stringify({ ...r.row, timing: timingOf(i) })}\n`).join(""));
     await handle.sync();
   } catch (err) {
     // No half-written results file is left to be mistaken for a finished one.
@@ -186,7 +192,7 @@ export async function rescoreRunDir(opts: RescoreRunOptions): Promise<RescoreRun
     version_info: { ...metadata.version_info, env_version: env.version, env_hash: envHash },
     summary: result.after,
     rescore: {
-      source: RESULTS_FILE,
+      source: rolloutsFile(format),
       results: basename(output),
       previous_version_info: metadata.version_info ?? null,
       previous_avg_reward: result.before.reward.mean,
