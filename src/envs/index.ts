@@ -21,6 +21,7 @@ export * from "./judges-config.js";
 export * from "./advantages.js";
 export * from "./info.js";
 export * from "./registry.js";
+export * from "./episode-view.js";
 export * from "./content-hash.js";
 export * from "./env-versions.js";
 export * from "./parsers/parser.js";

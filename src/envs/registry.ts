@@ -2,6 +2,12 @@ import { hashAs } from "./content-hash.js";
 import type { EnvServices } from "./judges.js";
 import type { AnyEnvironment, Runtime } from "./types.js";
 
+/** What a registry holds under an id: the runnable environment, or why there is none. */
+export type EnvResolution =
+  | { status: "found"; env: AnyEnvironment }
+  | { status: "not_found"; reason: string }
+  | { status: "unavailable"; reason: string };
+
 /**
  * The environments a server runs, by id. Built for one runtime: an environment that
  * cannot run there is kept aside so a reset of it can say so, instead of "not found".
@@ -23,19 +29,27 @@ export class EnvRegistry {
     return this;
   }
 
+  /** The runnable environment `id` names; `resolve` says why when there is none. */
   get(id: string): AnyEnvironment | undefined {
+    const found = this.resolve(id);
+    return found.status === "found" ? found.env : undefined;
+  }
+
+  /**
+   * The environment `id` names, or why there is none to run: not registered at all, or
+   * registered but unable to run here (the wrong runtime, or a sandbox that refuses). The
+   * one place that tells the two apart, for the server, the eval jobs and the CLI alike.
+   */
+  resolve(id: string): EnvResolution {
     const env = this.available.get(id);
-    return env && env.isolation?.().refusal === undefined ? env : undefined;
-  }
-
-  /** True when the id names an environment that exists but cannot run here (wrong runtime, or its sandbox refuses). */
-  isUnavailableHere(id: string): boolean {
-    return this.unavailable.has(id) || this.available.get(id)?.isolation?.().refusal !== undefined;
-  }
-
-  /** Why an environment that exists cannot run here, when its sandbox says so. */
-  refusal(id: string): string | undefined {
-    return this.available.get(id)?.isolation?.().refusal;
+    if (env) {
+      const refusal = env.isolation?.().refusal;
+      return refusal === undefined ? { status: "found", env } : { status: "unavailable", reason: refusal };
+    }
+    if (this.unavailable.has(id)) {
+      return { status: "unavailable", reason: `environment "${id}" cannot run on this runtime (${this.runtime}); serve it from the Node build` };
+    }
+    return { status: "not_found", reason: `no environment "${id}"` };
   }
 
   /**

@@ -2,8 +2,8 @@ import type { AssistantMessage, EnvInfo, Example, ResetRequest, Score, Split, St
 import {
   EngineError,
   describeEnv,
-  loadTask,
-  openingMessages,
+  episodeView,
+  listExamples,
   scoreEpisode,
   startEpisode,
   stepEpisode,
@@ -30,12 +30,13 @@ export class InProcessDriver implements EpisodeDriver {
   private readonly keyOf = new Map<string, string>();
   private counter = 0;
 
-  constructor(private readonly registry: Pick<EnvRegistry, "get">) {}
+  constructor(private readonly registry: Pick<EnvRegistry, "resolve">) {}
 
   private env(id: string): AnyEnvironment {
-    const env = this.registry.get(id);
-    if (!env) throw rejected("env_not_found", `no environment "${id}" here; load it with --env-module or check the id`);
-    return env;
+    const found = this.registry.resolve(id);
+    if (found.status === "found") return found.env;
+    if (found.status === "unavailable") throw rejected("env_unavailable", found.reason);
+    throw rejected("env_not_found", `${found.reason} here; load it with --env-module or check the id`);
   }
 
   private snapshot(id: string): EpisodeSnapshot {
@@ -59,14 +60,12 @@ export class InProcessDriver implements EpisodeDriver {
 
   async examples(envId: string, split: Split, offset: number, limit: number): Promise<Example[]> {
     const env = this.env(envId);
-    const size = env.dataset.size(split);
-    const end = size === null ? offset + limit : Math.min(size, offset + limit);
-    const out: Example[] = [];
-    for (let index = offset; index < end; index++) {
-      const row = await this.engine(() => loadTask(env, split, index));
-      out.push({ index, split, prompt: openingMessages(env, row), answer: row.answer ?? null, info: row.info ?? {} });
+    try {
+      return (await this.engine(() => listExamples(env, split, offset, limit))).examples;
+    } catch (err) {
+      if (err instanceof RangeError) throw rejected("task_out_of_range", err.message);
+      throw err;
     }
-    return out;
   }
 
   async reset(envId: string, request: ResetRequest, key: string): Promise<EpisodeStart> {
@@ -85,9 +84,9 @@ export class InProcessDriver implements EpisodeDriver {
       index: snap.index,
       seed: snap.seed,
       messages: snap.messages.slice(0, snap.promptLength),
-      tools: env.toolDefinitions(),
       done: false,
-      max_turns: env.maxTurns,
+      // The episode's own tools and turn limit (an env group's member's), as the server answers.
+      ...episodeView(env, snap.state),
     };
   }
 

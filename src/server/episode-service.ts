@@ -16,12 +16,13 @@ import type {
   StepResponse,
   TemplateChange,
 } from "../protocol/index.js";
-import { envContentHash, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
+import { envContentHash, episodeMaxTurns, episodeTools, episodeView, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
 import type { EpisodeStore, StepRow, TurnRecord } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { assertEnvVersion } from "./env-version.js";
 import { ApiError } from "./errors.js";
+import { resolvedEnv } from "./resolve-env.js";
 import { forkLineage, MAX_FORK_DEPTH, turnOwner, turnSegments, type TranscriptOwner } from "./lineage.js";
 import { canSee, type Tenant } from "./tenants/keys.js";
 import { EpisodeQuotas } from "./tenants/episode-quotas.js";
@@ -84,14 +85,7 @@ export class EpisodeService {
   }
 
   env(id: string): AnyEnvironment {
-    const env = this.registry.get(id);
-    if (env) return env;
-    const refusal = this.registry.refusal(id);
-    if (refusal) throw new ApiError("env_unavailable", refusal);
-    if (this.registry.isUnavailableHere(id)) {
-      throw new ApiError("env_unavailable", `environment "${id}" cannot run on this server's runtime (${this.registry.runtime}); serve it from the Node build`);
-    }
-    throw new ApiError("env_not_found", `no environment "${id}"; GET /v1/envs lists them`);
+    return resolvedEnv(this.registry, id);
   }
 
   private ttlMs(requested: number | undefined): number {
@@ -154,9 +148,8 @@ export class EpisodeService {
         seed: row.seed,
         turn: 0,
         messages: created ? snapshot.messages : await this.openingMessages(row.id),
-        tools: env.toolDefinitionsFor?.(row.state) ?? env.toolDefinitions(),
+        ...episodeView(env, row.state),
         done: false,
-        max_turns: env.maxTurnsFor?.(row.state) ?? env.maxTurns,
         expires_at: iso(row.expiresAt),
       },
     };
@@ -332,7 +325,7 @@ export class EpisodeService {
       args: row.args,
       status: row.status,
       turn: row.turn,
-      max_turns: (env && (env.maxTurnsFor?.(row.state) ?? env.maxTurns)) ?? row.turn,
+      max_turns: env ? episodeMaxTurns(env, row.state) : row.turn,
       done: row.status !== "active",
       stop_reason: row.stopReason,
       truncated: row.truncated,
@@ -343,7 +336,7 @@ export class EpisodeService {
       turns,
       template_changes: row.templateChanges,
       parent: row.parentId !== null && row.forkTurn !== null ? { episode_id: row.parentId, turn: row.forkTurn } : null,
-      tools: (env && (env.toolDefinitionsFor?.(row.state) ?? env.toolDefinitions())) ?? [],
+      tools: env ? episodeTools(env, row.state) : [],
       score: (row.score as Score | null) ?? null,
       metadata: row.metadata,
       created_at: iso(row.createdAt),
@@ -370,8 +363,7 @@ export class EpisodeService {
       parent: { episode_id: parent.id, turn: at },
       episodes: rows.map((r) => ({ episode_id: r.id, expires_at: iso(r.expiresAt) })),
       turn: at,
-      max_turns: env.maxTurnsFor?.(parent.state) ?? env.maxTurns,
-      tools: env.toolDefinitionsFor?.(parent.state) ?? env.toolDefinitions(),
+      ...episodeView(env, parent.state),
     });
     const earlier = async (): Promise<{ response: ForkResponse; replayed: boolean } | undefined> => {
       if (!keys) return undefined;

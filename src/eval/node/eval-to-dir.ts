@@ -29,7 +29,7 @@ export interface EvalToDirOptions {
   server?: string | undefined;
   serverApiKey?: string | undefined;
   /** Environments for the in-process path. */
-  registry: Pick<EnvRegistry, "get">;
+  registry: Pick<EnvRegistry, "get" | "resolve">;
   /** Results go under `<outputBase>/evals/<env>--<model>/<run id>/`. */
   outputBase: string;
   /** true: continue the newest unfinished matching run; a path: continue that run. */

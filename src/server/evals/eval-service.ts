@@ -6,6 +6,7 @@ import type { ServerConfig } from "../context.js";
 import type { EvalStore } from "../db/eval-store.js";
 import type { EvalJobRow } from "../db/schema.js";
 import { ApiError } from "../errors.js";
+import { resolvedEnv } from "../resolve-env.js";
 import { canSee, type Tenant } from "../tenants/keys.js";
 import { quotaExceeded } from "../tenants/quotas.js";
 import { StreamSlots } from "../tenants/stream-slots.js";
@@ -69,11 +70,7 @@ export class EvalService {
     const request = checkServerSampling(EvalRequest.parse(body), { maxTokens: this.config.evalMaxTokens });
     const model = request.model ?? this.config.evalModel;
     if (!model) throw new ApiError("invalid_request", "name a `model`: this server has no default (EDGEGYM_EVAL_MODEL)");
-    const env = this.registry.get(request.env_id);
-    if (!env) {
-      if (this.registry.isUnavailableHere(request.env_id)) throw new ApiError("env_unavailable", `environment "${request.env_id}" cannot run on this server's runtime`);
-      throw new ApiError("env_not_found", `no environment "${request.env_id}"; GET /v1/envs lists them`);
-    }
+    const env = resolvedEnv(this.registry, request.env_id);
     parseEnvArgs(env, request.env_args);
     const info = envInfo(env);
     const split = resolveSplit(info, request.split);

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { EnvInfo, EnvList, ExamplePage, ExampleQuery, MAX_TASK_INDEX } from "../../protocol/index.js";
-import { describeEnv, loadTask, openingMessages } from "../../envs/index.js";
+import { EnvInfo, EnvList, ExamplePage, ExampleQuery } from "../../protocol/index.js";
+import { describeEnv, listExamples as examplesOf } from "../../envs/index.js";
 import type { AppEnv } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
@@ -43,16 +43,12 @@ export function registerEnvRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeServ
   app.openapi(listExamples, async (c) => {
     const env = service.env(c.req.valid("param").env_id);
     const { split, offset, limit } = c.req.valid("query");
-    const total = env.dataset.size(split);
-    // Checked before the loop: the page is bounded by `limit` and by the last valid index,
-    // never by how far a client sets `offset`.
-    if (total !== null && offset > total) throw new ApiError("task_out_of_range", `offset ${offset} is past the ${total} rows of split "${split}"`);
-    const end = Math.min(total ?? MAX_TASK_INDEX + 1, offset + limit);
-    const examples = [];
-    for (let index = offset; index < end; index++) {
-      const row = await loadTask(env, split, index);
-      examples.push({ index, split, prompt: openingMessages(env, row), answer: row.answer ?? null, info: row.info ?? {} });
+    try {
+      const { examples, total } = await examplesOf(env, split, offset, limit);
+      return c.json({ examples, offset, limit, total }, 200);
+    } catch (err) {
+      if (err instanceof RangeError) throw new ApiError("task_out_of_range", err.message);
+      throw err;
     }
-    return c.json({ examples, offset, limit, total }, 200);
   });
 }
