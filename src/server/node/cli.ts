@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import cluster from "node:cluster";
-import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import { evalCommand } from "../../eval/node/eval-command.js";
 import { exportSftCommand } from "../../eval/node/export-sft-command.js";
@@ -11,6 +10,8 @@ import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
 import { loadEnvModules } from "./load-envs.js";
 import { startNodeServer } from "./serve.js";
+import { readServeSettings } from "./settings.js";
+import { settingsUsage } from "../settings-doc.js";
 
 const USAGE = `edgegym — RL environments for language models as HTTP services
 
@@ -21,14 +22,7 @@ Usage:
   edgegym init DIR [--name NAME] [--edgegym SPEC]   an environment package that passes its own tests
   edgegym rescore RUN_DIR [--no-replay] [-c N] [-o FILE]   (score stored rollouts again, without the model)
 
-Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_API_KEYS (comma-separated),
-EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
-EDGEGYM_REAP_INTERVAL_SECONDS; for evaluation jobs (POST /v1/evals): EDGEGYM_EVAL_BASE_URL,
-EDGEGYM_EVAL_API_KEY, EDGEGYM_EVAL_MODEL, EDGEGYM_EVAL_MAX_CONCURRENT_REQUESTS,
-EDGEGYM_EVAL_LEASE_SECONDS, EDGEGYM_EVAL_RETENTION_DAYS. The math-dataset environment:
-EDGEGYM_MATH_DATASET (a JSONL/Parquet path or URL, or its settings as JSON). Python sandbox: --allow-weak-python-sandbox
-(or EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX=1) serves python where bubblewrap cannot run (weak isolation).
-Flags win over variables.`;
+${settingsUsage()}`;
 
 async function serveCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -49,24 +43,18 @@ async function serveCommand(argv: string[]): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const port = Number(values.port ?? process.env.PORT ?? 8787);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port "${values.port ?? process.env.PORT}"`);
-  const host = values.host ?? process.env.HOST ?? "127.0.0.1";
-  const dbPath = values.db ?? process.env.EDGEGYM_DB ?? ".edgegym/edgegym.db";
-  const config = loadServerConfig(process.env, values.config);
+  // Every value is read (and checked) before anything starts: a bad one stops here with its name.
+  const { port, host, dbPath, configPath, workers, reapIntervalMs } = readServeSettings(values, process.env);
+  const config = loadServerConfig(process.env, configPath);
   if (values["allow-weak-python-sandbox"]) config.pythonAllowWeakSandbox = true;
   const extraEnvs = await loadEnvModules(values.env ?? []);
-  const mathDataset = loadMathDatasetConfig(process.env, values.config);
+  const mathDataset = loadMathDatasetConfig(process.env, configPath);
   if (mathDataset) {
     // Loaded now, so a bad path or URL stops the server at start rather than at a reset.
     const env = createMathDatasetEnv(mathDataset, { read: readSource });
     await env.dataset.ready();
     extraEnvs.push(env);
   }
-  const reapSeconds = process.env.EDGEGYM_REAP_INTERVAL_SECONDS ? Number(process.env.EDGEGYM_REAP_INTERVAL_SECONDS) : 60;
-  const workersArg = values.workers ?? process.env.EDGEGYM_WORKERS ?? "1";
-  const workers = workersArg === "auto" ? availableParallelism() : Number(workersArg);
-  if (!Number.isInteger(workers) || workers < 1) throw new Error(`--workers must be a positive integer or "auto", got "${workersArg}"`);
   if (workers > 1 && dbPath === ":memory:") throw new Error("--workers > 1 needs a database file: each process opens it (an in-memory database is per process)");
 
   if (workers > 1 && cluster.isPrimary) {
@@ -90,7 +78,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   // With workers, only the first reaps: the reaper is one statement, once is enough.
   const reaps = !cluster.isWorker || cluster.worker?.id === 1;
-  const server = await startNodeServer({ port, host, dbPath, config, extraEnvs, reapIntervalMs: reaps ? reapSeconds * 1000 : 0 });
+  const server = await startNodeServer({ port, host, dbPath, config, extraEnvs, reapIntervalMs: reaps ? reapIntervalMs : 0 });
   console.log(`edgegym listening on ${server.url} (database: ${dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
   if (config.apiKeys?.length || config.adminApiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys?.length ?? 0} tenant, ${config.adminApiKeys?.length ?? 0} admin configured)`);
   const stop = (): void => {

@@ -26,6 +26,9 @@ const FIELDS = {
   maxEventStreams: ["EDGEGYM_QUOTA_EVENT_STREAMS", "event_streams"],
 } as const satisfies Record<keyof TenantQuotas, readonly [keyof QuotaVars, string]>;
 
+/** Each quota's variable and file key, for the settings table (src/server/settings.ts). */
+export const QUOTA_SETTINGS: readonly (readonly [string, string])[] = Object.values(FIELDS);
+
 const limit = z.union([z.number().int().positive(), z.literal("off")]);
 
 /** The config file's `quotas` object: `{"open_episodes": 500, "event_streams": "off", …}`. */
