@@ -13,6 +13,7 @@ export * from "./stop-conditions.js";
 export * from "./stop-budgets.js";
 export * from "./engine.js";
 export * from "./score-group.js";
+export * from "./score-completions.js";
 export * from "./rubric-group.js";
 export * from "./judge-rubric.js";
 export * from "./judges.js";

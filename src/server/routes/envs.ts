@@ -1,12 +1,12 @@
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { EnvInfo, EnvList, ExamplePage, ExampleQuery } from "../../protocol/index.js";
 import { describeEnv, listExamples as examplesOf } from "../../envs/index.js";
 import type { AppEnv } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
+import { EnvParams } from "./params.js";
 import { errorResponses, json } from "./responses.js";
 
-const EnvParams = z.object({ env_id: z.string().meta({ example: "reverse-text" }) });
 
 const listEnvs = createRoute({
   method: "get",

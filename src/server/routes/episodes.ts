@@ -1,11 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { CloseResponse, Episode, EpisodeId, EpisodeQuery, ForkRequest, ForkResponse, ResetRequest, ResetResponse, ScoreResponse, StepRequest, StepResponse } from "../../protocol/index.js";
+import { CloseResponse, Episode, EpisodeQuery, ForkRequest, ForkResponse, ResetRequest, ResetResponse, ScoreResponse, StepRequest, StepResponse } from "../../protocol/index.js";
 import type { AppEnv } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
-import { errorResponses, json } from "./responses.js";
+import { EnvParams, EpisodeParams } from "./params.js";
+import { errorResponses, json, preserialized } from "./responses.js";
 
-const EnvParams = z.object({ env_id: z.string().meta({ example: "reverse-text" }) });
-const EpisodeParams = z.object({ episode_id: EpisodeId });
 const IdempotencyHeaders = z.object({
   "idempotency-key": z
     .string()
@@ -107,7 +106,7 @@ export function registerEpisodeRoutes(app: OpenAPIHono<AppEnv>, service: Episode
   app.openapi(step, async (c) => {
     const body = await service.step(c.get("tenant"), c.req.valid("param").episode_id, c.req.valid("json"), c.req.raw.signal);
     // The stored text itself, so a retried step gets exactly the bytes of the first reply.
-    return c.body(body, 200, { "Content-Type": "application/json" }) as never;
+    return preserialized<StepResponse>(c.body(body, 200, { "Content-Type": "application/json" }));
   });
 
   app.openapi(getEpisode, async (c) => c.json(await service.get(c.get("tenant"), c.req.valid("param").episode_id, c.req.valid("query")), 200));

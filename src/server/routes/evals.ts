@@ -2,9 +2,10 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { EvalDeleteResponse, EvalId, EvalJob, EvalJobList, EvalListQuery, EvalProgressEvent, EvalRequest, EvalResultsQuery, EvalRollout, EvalStreamEvent } from "../../protocol/index.js";
 import type { AppEnv } from "../context.js";
-import { isTerminal, type EvalService } from "../evals/eval-service.js";
+import type { EvalService } from "../evals/eval-service.js";
+import { streamEvalProgress } from "../evals/progress-stream.js";
 import { quotaExceeded } from "../tenants/quotas.js";
-import { errorResponses, json } from "./responses.js";
+import { errorResponses, json, ndjsonStream } from "./responses.js";
 
 const EvalParams = z.object({ eval_id: EvalId });
 
@@ -94,9 +95,6 @@ const evalResults = createRoute({
 });
 
 const PAGE = 500;
-const POLL_MS = 1000;
-const MIN_GAP_MS = 200;
-const KEEP_ALIVE_MS = 15_000;
 
 export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalService): void {
   // EvalProgressEvent is named only by EvalStreamEvent's contentSchema (a plain $ref), which the
@@ -131,47 +129,10 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalServic
       if (!released) streams.release(viewer.name);
       released = true;
     };
-    return streamSSE(c, async (stream) => {
-      let wake: (() => void) | null = null;
-      let aborted = false;
-      const unsubscribe = service.subscribe(id, () => wake?.());
-      stream.onAbort(() => {
-        aborted = true;
-        wake?.();
-      });
-      let last = "";
-      let lastWrite = Date.now();
-      let n = 0;
+    const events = streamSSE(c, async (stream) => {
       try {
-        while (!aborted) {
-          const job = await service.get(viewer, id);
-          const data = JSON.stringify({ eval_id: job.eval_id, status: job.status, progress: job.progress } satisfies EvalProgressEvent);
-          if (data !== last) {
-            await stream.writeSSE({ event: "progress", data, id: String(++n) });
-            last = data;
-            lastWrite = Date.now();
-          }
-          if (isTerminal(job.status)) {
-            await stream.writeSSE({ event: "done", data: JSON.stringify(job), id: String(++n) });
-            break;
-          }
-          if (Date.now() - lastWrite >= KEEP_ALIVE_MS) {
-            await stream.write(": keep-alive\n\n");
-            lastWrite = Date.now();
-          }
-          await stream.sleep(MIN_GAP_MS);
-          // Until a rollout lands here, or a poll tick (another process may be running the job).
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, POLL_MS);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = null;
-        }
+        await streamEvalProgress(stream, service, viewer, id);
       } finally {
-        unsubscribe();
         release();
       }
     }, async (err, stream) => {
@@ -179,7 +140,8 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalServic
       console.error(`[${c.get("requestId")}] event stream for ${id} failed:`, err);
       release();
       await stream.close();
-    }) as never;
+    });
+    return events;
   });
 
   app.openapi(evalResults, async (c) => {
@@ -199,6 +161,6 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, service: EvalServic
         if (rows.length < take || at >= end || take <= 0) controller.close();
       },
     });
-    return c.body(body, 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }) as never;
+    return ndjsonStream(c.body(body, 200, { "Content-Type": "application/x-ndjson; charset=utf-8" }));
   });
 }

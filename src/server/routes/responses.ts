@@ -1,3 +1,5 @@
+import type { TypedResponse } from "hono";
+import type { ResponseFormat } from "hono/types";
 import { ErrorBody, type ErrorCode, ERROR_STATUS } from "../../protocol/index.js";
 
 /**
@@ -18,3 +20,22 @@ export function errorResponses(...codes: ErrorCode[]) {
 }
 
 export const json = <T>(schema: T) => ({ "application/json": { schema } });
+
+/**
+ * A body the handler does not build from an object — the stored bytes of a step reply, an
+ * SSE or NDJSON stream — typed as what its route declares. The service wrote those bytes
+ * from that type (T), so the route keeps its typed contract instead of an `as never` that
+ * would hide any mismatch of the handler's other returns.
+ */
+export function preserialized<T, F extends ResponseFormat = "json">(res: Response): TypedResponse<T, 200, F> {
+  return res as unknown as TypedResponse<T, 200, F>;
+}
+
+/**
+ * The NDJSON stream of eval rollouts. Hono types a JSON response whose schema has open keys
+ * (EvalRollout keeps verifiers' extra columns) as `never`, so no value can satisfy that
+ * route's handler type; the one unavoidable cast lives here, named, not at the route.
+ */
+export function ndjsonStream(res: Response): never {
+  return res as never;
+}
