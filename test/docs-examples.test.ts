@@ -20,7 +20,7 @@ beforeAll(async () => {
   const guide = await readFile(join(ROOT, "docs", "authoring.md"), "utf8");
   const blocks = [...guide.matchAll(/```ts\n\/\/ file: (\S+)\n([\s\S]*?)```/g)];
   expect(blocks.length).toBeGreaterThanOrEqual(4);
-  const edgegym = pathToFileURL(join(ROOT, "src", "envs", "index.ts")).href;
+  const edgegym = pathToFileURL(join(ROOT, "src", "envs", "public.ts")).href;
   const zod = import.meta.resolve("zod");
   for (const [, name, code] of blocks) {
     const source = (code as string).replaceAll('from "edgegym"', `from "${edgegym}"`).replaceAll('from "zod"', `from "${zod}"`);

@@ -28,7 +28,7 @@ beforeAll(async () => {
   const guide = await readFile(join(ROOT, "docs", "mcp.md"), "utf8");
   const blocks = [...guide.matchAll(/```ts\n\/\/ file: (\S+)\n([\s\S]*?)```/g)];
   expect(blocks.map((b) => b[1])).toEqual(["play-over-mcp.ts", "notes-env.ts"]);
-  const edgegym = pathToFileURL(join(ROOT, "src", "envs", "index.ts")).href;
+  const edgegym = pathToFileURL(join(ROOT, "src", "envs", "public.ts")).href;
   for (const [, name, code] of blocks) {
     const source = (code as string)
       .replaceAll('from "edgegym"', `from "${edgegym}"`)

@@ -1,4 +1,4 @@
-/** Authoring API for environments, and the engine that runs them. */
+/** edgegym/internal: every module of the authoring API and the engine, internals included (may change in any release). The package root is public.ts. */
 export * from "./types.js";
 export * from "./rng.js";
 export * from "./rubric.js";
