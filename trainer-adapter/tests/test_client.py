@@ -48,7 +48,7 @@ def test_round_trip(server):
         again = gym.rescore(ep.episode_id, rubric="current")
         assert again.score == scored.score and again.previous_score == scored.score and not again.saved
         assert again.env_hash == again.episode_env_hash == ep.env_hash
-        assert gym.close(ep.episode_id).status in ("closed", "done")
+        assert gym.close_episode(ep.episode_id).status in ("closed", "done")
 
         result = gym.score_completions(
             "letter-a",

@@ -12,4 +12,4 @@ from .errors import EdgegymError
 from . import models
 
 __all__ = ["AsyncClient", "Client", "EdgegymError", "RetryPolicy", "models"]
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Iterable, Iterator, TypeVar
+import warnings
+from typing import Any, AsyncIterator, Iterable, Iterator, TypeVar, overload
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
@@ -18,6 +19,7 @@ from . import _calls
 from . import models as m
 from ._events import EvalEvent, EventFollower, parse_lines
 from ._retry import RETRYABLE_STATUS, RetryPolicy, is_retryable_exception, next_wait, parse_retry_after
+from ._version import __version__
 from .errors import EdgegymError
 
 T = TypeVar("T", bound=BaseModel)
@@ -26,7 +28,7 @@ DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
-    headers = {"User-Agent": "edgegym-python/0.1"}
+    headers = {"User-Agent": f"edgegym-python/{__version__}"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
     return headers
@@ -217,8 +219,8 @@ class _Operations:
             _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
         )
 
-    def close(self, episode_id: str) -> m.CloseResponse:
-        """``DELETE /v1/episodes/{id}`` (idempotent)."""
+    def close_episode(self, episode_id: str) -> m.CloseResponse:
+        """``DELETE /v1/episodes/{id}``: close an episode (idempotent)."""
         return self._send(_calls.close(episode_id))
 
     def score_completions(
@@ -390,15 +392,32 @@ class Client(_Operations):
                 error = exc
             time.sleep(follow.wait_before_retry(response, error))
 
-    def close_client(self) -> None:
+    @overload
+    def close(self) -> None: ...
+    @overload
+    def close(self, episode_id: str) -> m.CloseResponse: ...
+    def close(self, episode_id: str | None = None) -> m.CloseResponse | None:
+        """Close the client's HTTP connections (a client made without ``http_client``).
+
+        ``close(episode_id)`` is the deprecated spelling of ``close_episode(episode_id)``.
+        """
+        if episode_id is not None:
+            warnings.warn("Client.close(episode_id) is deprecated: use close_episode(episode_id); close() closes the client", DeprecationWarning, stacklevel=2)
+            return self.close_episode(episode_id)
         if self._owns_http:
             self._http.close()
+        return None
+
+    def close_client(self) -> None:
+        """Deprecated: use ``close()``."""
+        warnings.warn("Client.close_client() is deprecated: use close()", DeprecationWarning, stacklevel=2)
+        self.close()
 
     def __enter__(self) -> "Client":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close_client()
+        self.close()
 
 
 class AsyncClient:
@@ -563,8 +582,14 @@ class AsyncClient:
             _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
         )
 
-    async def close(self, episode_id: str) -> m.CloseResponse:
+    async def close_episode(self, episode_id: str) -> m.CloseResponse:
+        """``DELETE /v1/episodes/{id}``: close an episode (idempotent)."""
         return await self._send(_calls.close(episode_id))
+
+    async def close(self, episode_id: str) -> m.CloseResponse:
+        """Deprecated: use ``close_episode(episode_id)`` (``aclose()`` closes the client)."""
+        warnings.warn("AsyncClient.close(episode_id) is deprecated: use close_episode(episode_id)", DeprecationWarning, stacklevel=2)
+        return await self.close_episode(episode_id)
 
     async def score_completions(
         self,
@@ -623,7 +648,6 @@ class AsyncClient:
         return await self._send(_calls.cancel_eval(eval_id))
 
     async def delete_eval(self, eval_id: str) -> m.EvalDeleteResponse:
-        """As ``Client.delete_eval``."""
         return await self._send(_calls.delete_eval(eval_id))
 
     async def eval_results(self, eval_id: str, *, offset: int = 0, limit: int | None = None) -> list[m.EvalRollout]:
@@ -631,7 +655,6 @@ class AsyncClient:
         return parse_lines(call, await self._request(call))
 
     async def eval_events(self, eval_id: str) -> AsyncIterator[EvalEvent]:
-        """``async for event in gym.eval_events(id)``: as ``Client.eval_events``."""
         call = _calls.eval_events(eval_id)
         follow = EventFollower(call, self.retry)
         while True:
@@ -657,6 +680,7 @@ class AsyncClient:
             await asyncio.sleep(follow.wait_before_retry(response, error))
 
     async def aclose(self) -> None:
+        """Close the client's HTTP connections (a client made without ``http_client``)."""
         if self._owns_http:
             await self._http.aclose()
 
@@ -665,3 +689,11 @@ class AsyncClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+# One text per operation, written once on the sync side: AsyncClient's methods take it, so
+# the two cannot drift (tests/test_client_parity.py checks names, signatures and docs).
+for _name, _sync in {**vars(_Operations), "eval_events": Client.eval_events}.items():
+    _async = getattr(AsyncClient, _name, None)
+    if not _name.startswith("_") and callable(_sync) and _async is not None:
+        _async.__doc__ = _sync.__doc__

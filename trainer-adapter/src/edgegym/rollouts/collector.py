@@ -132,7 +132,7 @@ class RolloutCollector:
         finally:
             if rollout.episode_id and (self.settings.close_episodes if close is None else close):
                 try:
-                    await self.client.close(rollout.episode_id)
+                    await self.client.close_episode(rollout.episode_id)
                 except Exception:  # noqa: BLE001 - closing is housekeeping; the TTL reaps it anyway
                     pass
 
@@ -291,7 +291,7 @@ class RolloutCollector:
         finally:
             if trunk.episode_id and self.settings.close_episodes:
                 try:
-                    await self.client.close(trunk.episode_id)
+                    await self.client.close_episode(trunk.episode_id)
                 except Exception:  # noqa: BLE001 - housekeeping; the TTL reaps it anyway
                     pass
 

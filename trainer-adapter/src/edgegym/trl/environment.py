@@ -172,7 +172,7 @@ class EdgegymEnvironment:
         if self.close_episodes:
             # As the rollout collector does: a scored episode takes no more steps. It stays
             # readable (GET /v1/episodes/{id}) until its TTL runs out.
-            self.client.close(self.episode_id)
+            self.client.close_episode(self.episode_id)
         return self.score
 
 
