@@ -65,6 +65,21 @@ def guess_number_class(doc):
     return GuessNumber
 
 
+def test_the_docs_trainer_block_uses_only_what_the_first_block_defines(doc):
+    """The second block (the trainer on a GPU model) is not run here, the test below runs
+    its call with a tiny model; every name it reads is TRL's or the first block's."""
+    import ast
+    import builtins
+
+    tree = ast.parse(doc_blocks()[1])
+    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assigned = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    assert imported == {"GRPOConfig", "GRPOTrainer"}
+    assert read - imported - assigned - set(dir(builtins)) == {"edgegym_reward", "train_dataset", "ReverseText", "Wordle"}
+    assert all(name in doc for name in ("edgegym_reward", "train_dataset", "ReverseText", "Wordle"))
+
+
 def close_all(envs) -> None:
     for env in envs:
         env.client.close()
