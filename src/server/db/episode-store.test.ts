@@ -166,6 +166,13 @@ describe("EpisodeStore step-head cache", () => {
       expect(head).toEqual(await fresh.getForStep("ep_c"));
     }
     expect(head).toMatchObject({ turn: 3, storedBytes: 30, state: { n: 3 }, expiresAt: 60_002 });
+    // The cached state is what the JSON text written reads back as, not the object the environment returned.
+    const returned = { n: 4, gone: undefined, at: new Date(0) };
+    expect(await s.commitStep({ ...stepWrite("ep_c", 3, { state: returned }), before: head })).toBe(true);
+    const next = await s.getForStep("ep_c", 4);
+    expect(next?.state).toEqual({ n: 4, at: "1970-01-01T00:00:00.000Z" });
+    expect(next?.state).not.toBe(returned);
+    expect(Object.keys(next?.state as object)).toEqual(["n", "at"]);
   });
 
   it("keeps no head for a turn it did not write, and a stale head only loses its conditional write", async () => {

@@ -186,7 +186,7 @@ export class EpisodeStore {
     if (inserted?.length) {
       const stored = Object.fromEntries(EPISODE_COLUMNS.map(({ key }) => [key, row[key] ?? COLUMN_DEFAULTS[key]])) as EpisodeRow;
       const { metadata: _m, score: _s, scoredAt: _a, idempotencyKey: _k, requestHash: _h, ...head } = stored;
-      this.keepHead(head, JSON.stringify(stored.state ?? null).length);
+      this.keepHead(head, encode("state", stored.state));
       return { row: stored, created: true };
     }
     if (row.idempotencyKey == null) throw new Error(`episode id collision on ${row.id}`);
@@ -244,9 +244,15 @@ export class EpisodeStore {
     return rows[0];
   }
 
-  private keepHead(head: StepRow, stateChars: number): void {
-    if (head.status === "active" && stateChars <= this.heads.maxStateChars) this.heads.set(head.id, head);
-    else this.heads.delete(head.id);
+  /**
+   * Keeps a head as the row would read back: the state is parsed from the JSON text
+   * written, so a cached step sees exactly what a read would give (no `undefined` fields,
+   * no class instances the environment returned), and shares no object with anyone.
+   */
+  private keepHead(head: StepRow, stateJson: SqlValue): void {
+    if (head.status === "active" && (stateJson === null || (typeof stateJson === "string" && stateJson.length <= this.heads.maxStateChars))) {
+      this.heads.set(head.id, { ...head, state: typeof stateJson === "string" ? (JSON.parse(stateJson) as unknown) : null });
+    } else this.heads.delete(head.id);
   }
 
   /** The stored message and response body of one turn, for a retry. */
@@ -364,7 +370,7 @@ export class EpisodeStore {
             templateChanges: (w.templateChanges as StepRow["templateChanges"] | null) ?? b.templateChanges,
             stopTallies: w.tallies,
           },
-          stateJson.length,
+          stateJson,
         );
       } else this.heads.delete(w.id);
     }
