@@ -19,6 +19,8 @@ export interface ConfigVars extends JudgeVars, QuotaVars {
   EDGEGYM_EVAL_MAX_TOKENS?: string | undefined;
   /** strict (default), version or off: how episodes are held to the environment they started on (docs/versions.md). */
   EDGEGYM_ENV_VERSION_CHECK?: string | undefined;
+  /** The `math-dataset` environment's data: a URL (a path too on Node), or its settings as JSON; unset: not served. */
+  EDGEGYM_MATH_DATASET?: string | undefined;
 }
 
 const ENV_VERSION_CHECKS = ["strict", "version", "off"] as const;
