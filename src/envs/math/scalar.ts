@@ -130,13 +130,26 @@ function freeSymbols(node: MathNode): Set<string> {
  */
 const MAX_POWER_BITS = 20_000;
 
+/** Largest decimal exponent of a literal toRational takes exactly (10^6000 is ~20,000 bits, as MAX_POWER_BITS). */
+const MAX_LITERAL_EXPONENT = 6_000;
+
 const bitLength = (n: bigint): number => (n < 0n ? -n : n).toString(16).length * 4;
 
 /** The exact value of an expression built from decimal literals with + − × ÷ and integer powers, else null. */
+/** Set while toRational refuses a value for its size, not for being irrational. */
+let refusedForSize = false;
+
 function toRational(node: MathNode): Rational | null {
   const n = node as unknown as { type: string; value?: { toFraction?: () => [unknown, unknown] }; fn?: string; args?: MathNode[]; content?: MathNode };
   switch (n.type) {
     case "ConstantNode": {
+      // `9.9e99999999` is a short literal whose exact value has 3·10^8 digits: building it
+      // took minutes and gigabytes. Past MAX_LITERAL_EXPONENT it compares in floating point.
+      const exponent = (n.value as { e?: unknown } | undefined)?.e;
+      if (typeof exponent === "number" && Math.abs(exponent) > MAX_LITERAL_EXPONENT) {
+        refusedForSize = true;
+        return null;
+      }
       const frac = n.value?.toFraction?.();
       if (!frac) return null;
       // decimal.js prints large values in exponent form unless asked for fixed notation.
@@ -164,8 +177,13 @@ function toRational(node: MathNode): Rational | null {
           case "divide":
             return a && b ? a.div(b) : null;
           case "pow":
-            if (!a || !b || !b.isInteger() || b.num > 400n || b.num < -400n) return null;
-            if (Math.max(bitLength(a.num), bitLength(a.den)) * Math.abs(Number(b.num)) > MAX_POWER_BITS) return null;
+            if (!a || !b || !b.isInteger()) return null;
+            if (b.num > BigInt(MAX_POWER_BITS) || b.num < -BigInt(MAX_POWER_BITS) || Math.max(bitLength(a.num), bitLength(a.den)) * Math.abs(Number(b.num)) > MAX_POWER_BITS) {
+              // 0, 1 and -1 to any power are small; anything else this large is refused for its size.
+              if (a.isZero() || (a.den === 1n && (a.num === 1n || a.num === -1n))) return b.num < 0n && a.isZero() ? null : a.num === -1n && b.num % 2n === 0n ? new Rational(1n) : a;
+              refusedForSize = true;
+              return null;
+            }
             return a.pow(b.num);
           default:
             return null;
@@ -240,8 +258,14 @@ const rationals = new WeakMap<MathNode, Rational | null>();
 const symbols = new WeakMap<MathNode, Set<string>>();
 
 /** toRational of a cached parse, computed once per node. */
+const tooLarge = new WeakSet<MathNode>();
+
 function rationalOf(node: MathNode): Rational | null {
-  if (!rationals.has(node)) rationals.set(node, toRational(node));
+  if (!rationals.has(node)) {
+    refusedForSize = false;
+    rationals.set(node, toRational(node));
+    if (refusedForSize) tooLarge.add(node);
+  }
   return rationals.get(node) ?? null;
 }
 
@@ -486,6 +510,10 @@ export function scalarEqual(candidateRaw: string, goldRaw: string, options: Scal
     // A decimal stands for its value at the stated precision: 0.3333 is 1/3 to 4 places.
     return { equal: roundRational(cr, precision).equals(roundRational(gr, precision)), method: "rounded" };
   }
+  // A value too large (or small) to take exactly, `9.9e99999999`, `2^{10^{10}}`,
+  // `10^{-10^{10}}`: in floating point it is Infinity or 0 and would equal any other such
+  // value or 0 itself, so only the same text is the same answer.
+  if (tooLarge.has(cNode) || tooLarge.has(gNode)) return { equal: false, method: "text" };
   const cv = parseFloatExpr(c.expr);
   const gv = parseFloatExpr(g.expr);
   const a = cv ? evaluateAt(cv, {}) : null;
