@@ -23,6 +23,8 @@ export interface ConfigVars extends JudgeVars, QuotaVars {
   EDGEGYM_WS_MAX_IN_FLIGHT?: string | undefined;
   /** /v1/ws sockets one process or isolate holds at once (default 4096). */
   EDGEGYM_WS_MAX_SOCKETS?: string | undefined;
+  /** The `math-dataset` environment's data: a URL (a path too on Node), or its settings as JSON; unset: not served. */
+  EDGEGYM_MATH_DATASET?: string | undefined;
 }
 
 const ENV_VERSION_CHECKS = ["strict", "version", "off"] as const;
