@@ -62,5 +62,5 @@ describe.skipIf(!ready)("docs/ors.md's client code", () => {
     expect(run(open, tools).slice(0, 3)).toEqual(["['calculator', 'respond']", "5 False None", "True True"]);
     expect(run(open, trl)[0]).toBe("True [1.2]");
     expect(run(keyed, key)[0]).toBe("['train', 'eval']");
-  }, 180_000);
+  }, 300_000);
 });

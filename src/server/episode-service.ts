@@ -113,6 +113,13 @@ export class EpisodeService {
     const envHash = await envContentHash(env);
     const now = this.clock();
     const ttlMs = this.ttlMs(body.ttl_seconds);
+    // Scoped by tenant (names have no "/"), so one tenant's key never returns another's episode.
+    const scopedKey = idempotencyKey ? `${viewer.name}/${env.id}:${idempotencyKey}` : null;
+    if (episodeId !== undefined) {
+      // A chosen id another episode has (another tenant's, or one made without this key) is refused, not overwritten.
+      const taken = await this.store.get(episodeId);
+      if (taken && (scopedKey === null || taken.idempotencyKey !== scopedKey)) throw new ApiError("invalid_request", `episode id "${episodeId}" is already taken; open a new session`);
+    }
     const { row, created } = await this.store.insert({
       id: episodeId ?? newEpisodeId(),
       envId: env.id,
@@ -132,8 +139,7 @@ export class EpisodeService {
       error: null,
       score: null,
       scoredAt: null,
-      // Scoped by tenant (names have no "/"), so one tenant's key never returns another's episode.
-      idempotencyKey: idempotencyKey ? `${viewer.name}/${env.id}:${idempotencyKey}` : null,
+      idempotencyKey: scopedKey,
       requestHash: canonical(body),
       ttlSeconds: ttlMs / 1000,
       createdAt: now,

@@ -191,6 +191,8 @@ describe("ORS routes", () => {
     expect([malformed.status, (await malformed.json()).code]).toEqual([400, "malformed_json"]);
     const proto = await a.raw("POST", "/reverse-text/task", '{"split": "train", "index": 0, "__proto__": {}}');
     expect(proto.status).toBe(400);
+    const protoCall = await a.raw("POST", "/reverse-text/call", '{"name": "respond", "input": {"__proto__": {"content": "x"}}}', { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
+    expect([protoCall.status, (await protoCall.json()).code]).toEqual([400, "invalid_request"]);
     const both = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0, task_spec: { split: "train", index: 0 } }, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
     expect(both.status).toBe(422);
     const badSid = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": "my-session" });
@@ -245,7 +247,7 @@ describe("ORS routes", () => {
     expect(bobCall.status).toBe(404);
     // Bob cannot take over Alice's session id for an episode of his own either.
     const bobCreate = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": sid, "x-api-key": "sk-bob" });
-    expect(bobCreate.status).toBeGreaterThanOrEqual(400);
+    expect([bobCreate.status, (await bobCreate.json()).detail]).toEqual([400, expect.stringContaining("already taken")]);
     expect((await a.raw("GET", "/reverse-text/prompt", undefined, { "x-session-id": sid, ...alice })).status).toBe(200);
   });
 
