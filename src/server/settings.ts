@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MathDatasetConfig } from "../envs/builtin/math-dataset/index.js";
+import { MathDatasetConfig, mathDatasetConfigFromVar } from "../envs/builtin/math-dataset/index.js";
 import { JudgesConfig } from "../envs/judges-config.js";
 import type { ServerConfig } from "./context.js";
 import { QUOTA_SETTINGS, QuotasFileSection } from "./tenants/quota-config.js";
@@ -115,6 +115,16 @@ export const APP_SETTINGS: readonly Setting[] = [
     parse: positiveInt("EDGEGYM_EVAL_MAX_TOKENS"), file: positive, apply: (c, v) => { c.evalMaxTokens = v; },
   }),
   setting({
+    variable: "EDGEGYM_WS_MAX_IN_FLIGHT", fileKey: null, flag: null, runtimes: "both", default: "256",
+    doc: "requests one `/v1/ws` socket may have running at once",
+    parse: positiveInt("EDGEGYM_WS_MAX_IN_FLIGHT"), file: null, apply: (c, v) => { c.socketMaxInFlight = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_WS_MAX_SOCKETS", fileKey: null, flag: null, runtimes: "both", default: "4096",
+    doc: "`/v1/ws` sockets one process or isolate holds at once",
+    parse: positiveInt("EDGEGYM_WS_MAX_SOCKETS"), file: null, apply: (c, v) => { c.socketMaxOpen = v; },
+  }),
+  setting({
     variable: "EDGEGYM_EVAL_BASE_URL", fileKey: "eval_base_url", flag: null, runtimes: "node", default: "none (evaluation jobs off)",
     doc: "OpenAI-compatible endpoint that evaluation jobs (`POST /v1/evals`) call; never sent to clients",
     parse: (raw) => {
@@ -171,19 +181,9 @@ export const COMPOSITE_SETTINGS: readonly Setting[] = [
   setting({ variable: "EDGEGYM_JUDGE_MODEL", fileKey: null, flag: null, runtimes: "both", default: "none", doc: "the default judge's models", parse: text, file: null }),
   setting({ variable: "EDGEGYM_JUDGE_API_KEY", fileKey: null, flag: null, runtimes: "both", default: "none", doc: "the default judge's key", parse: text, file: null }),
   setting({
-    variable: "EDGEGYM_MATH_DATASET", fileKey: "math_dataset", flag: null, runtimes: "node", default: "none (not served)",
-    doc: "the `math-dataset` environment's data: a JSONL/Parquet path or URL, or its settings as JSON (`{\"source\": …}`)",
-    parse: (raw) => {
-      let value: unknown;
-      try {
-        value = raw.startsWith("{") ? JSON.parse(raw) : { source: raw };
-      } catch (err) {
-        throw new Error(`EDGEGYM_MATH_DATASET: not valid JSON (${err instanceof Error ? err.message : String(err)})`, { cause: err });
-      }
-      const parsed = MathDatasetConfig.safeParse(value);
-      if (!parsed.success) throw new Error(`EDGEGYM_MATH_DATASET: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
-      return parsed.data;
-    },
+    variable: "EDGEGYM_MATH_DATASET", fileKey: "math_dataset", flag: null, runtimes: "both", default: "none (not served)",
+    doc: "the `math-dataset` environment's data: a JSONL/Parquet URL (a path too on Node), or its settings as JSON (`{\"source\": …}`)",
+    parse: (raw) => mathDatasetConfigFromVar(raw) as MathDatasetConfig,
     file: MathDatasetConfig,
   }),
 ];
@@ -219,6 +219,16 @@ export const PROCESS_SETTINGS = {
   }),
   host: typed({ variable: "HOST", fileKey: null, flag: "--host", runtimes: "node", default: "127.0.0.1", doc: "address to bind (`0.0.0.0` to serve a network)", parse: text, file: null }),
   db: typed({ variable: "EDGEGYM_DB", fileKey: null, flag: "--db", runtimes: "node", default: ".edgegym/edgegym.db", doc: "SQLite file, or `:memory:`", parse: text, file: null }),
+  synchronous: typed<"NORMAL" | "FULL">({
+    variable: "EDGEGYM_SQLITE_SYNCHRONOUS", fileKey: null, flag: null, runtimes: "node", default: "NORMAL",
+    doc: "SQLite durability: `NORMAL` survives a process crash, `FULL` fsyncs every commit and survives power loss too ([performance.md](performance.md))",
+    parse: (raw) => {
+      const upper = raw.toUpperCase();
+      if (upper === "NORMAL" || upper === "FULL") return upper;
+      throw new Error(`EDGEGYM_SQLITE_SYNCHRONOUS must be NORMAL or FULL, got "${raw}"`);
+    },
+    file: null,
+  }),
   config: typed({ variable: "EDGEGYM_CONFIG", fileKey: null, flag: "--config", runtimes: "node", default: "none", doc: "JSON config file: every setting below with a config key", parse: text, file: null }),
   workers: typed<WorkerCount>({
     variable: "EDGEGYM_WORKERS", fileKey: null, flag: "--workers", runtimes: "node", default: "1",

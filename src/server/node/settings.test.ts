@@ -3,7 +3,7 @@ import { readServeSettings } from "./settings.js";
 
 describe("readServeSettings", () => {
   it("takes flags over variables over the table's defaults", () => {
-    expect(readServeSettings({}, {})).toEqual({ port: 8787, host: "127.0.0.1", dbPath: ".edgegym/edgegym.db", configPath: undefined, workers: 1, reapIntervalMs: 60_000 });
+    expect(readServeSettings({}, {})).toEqual({ port: 8787, host: "127.0.0.1", dbPath: ".edgegym/edgegym.db", synchronous: "NORMAL", configPath: undefined, workers: 1, reapIntervalMs: 60_000 });
     const env = { PORT: "9000", HOST: "0.0.0.0", EDGEGYM_WORKERS: "3", EDGEGYM_REAP_INTERVAL_SECONDS: "5", EDGEGYM_DB: "a.db" };
     expect(readServeSettings({ port: "9001", workers: "2" }, env)).toMatchObject({ port: 9001, host: "0.0.0.0", dbPath: "a.db", workers: 2, reapIntervalMs: 5000 });
     expect(readServeSettings({ workers: "auto" }, {}).workers).toBeGreaterThanOrEqual(1);

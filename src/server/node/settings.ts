@@ -6,6 +6,7 @@ export interface ServeSettings {
   port: number;
   host: string;
   dbPath: string;
+  synchronous: "NORMAL" | "FULL";
   configPath: string | undefined;
   workers: number;
   reapIntervalMs: number;
@@ -25,6 +26,7 @@ export function readServeSettings(flags: { port?: string | undefined; host?: str
     port: read(s.port, flags.port, env) ?? Number(s.port.default),
     host: read(s.host, flags.host, env) ?? s.host.default,
     dbPath: read(s.db, flags.db, env) ?? s.db.default,
+    synchronous: read(s.synchronous, undefined, env) ?? "NORMAL",
     configPath: read(s.config, flags.config, env),
     workers: workers === "auto" ? availableParallelism() : workers,
     reapIntervalMs: (read(s.reapIntervalSeconds, undefined, env) ?? Number(s.reapIntervalSeconds.default)) * 1000,

@@ -1,5 +1,3 @@
-import type { TypedResponse } from "hono";
-import type { ResponseFormat } from "hono/types";
 import { ErrorBody, type ErrorCode, ERROR_STATUS } from "../../protocol/index.js";
 
 /**
@@ -20,16 +18,6 @@ export function errorResponses(...codes: ErrorCode[]) {
 }
 
 export const json = <T>(schema: T) => ({ "application/json": { schema } });
-
-/**
- * A body the handler does not build from an object — the stored bytes of a step reply, an
- * SSE or NDJSON stream — typed as what its route declares. The service wrote those bytes
- * from that type (T), so the route keeps its typed contract instead of an `as never` that
- * would hide any mismatch of the handler's other returns.
- */
-export function preserialized<T, F extends ResponseFormat = "json">(res: Response): TypedResponse<T, 200, F> {
-  return res as unknown as TypedResponse<T, 200, F>;
-}
 
 /**
  * The NDJSON stream of eval rollouts. Hono types a JSON response whose schema has open keys
