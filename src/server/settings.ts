@@ -243,8 +243,13 @@ export const PROCESS_SETTINGS = {
   }),
   reapIntervalSeconds: typed({
     variable: "EDGEGYM_REAP_INTERVAL_SECONDS", fileKey: null, flag: null, runtimes: "node", default: "60",
-    doc: "how often expired episodes (and old eval jobs) are reaped; on a Worker the cron trigger does it",
-    parse: positiveInt("EDGEGYM_REAP_INTERVAL_SECONDS"), file: null,
+    doc: "how often expired episodes (and old eval jobs) are reaped; `0` turns the reaper off; on a Worker the cron trigger does it",
+    parse: (raw) => {
+      const n = Number(raw);
+      if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new Error(`EDGEGYM_REAP_INTERVAL_SECONDS must be a whole number of seconds (0 turns the reaper off), got "${raw}"`);
+      return n;
+    },
+    file: null,
   }),
 } as const;
 

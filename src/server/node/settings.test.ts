@@ -10,8 +10,9 @@ describe("readServeSettings", () => {
   });
 
   it("stops at start on a value that does not parse, naming the setting (a non-numeric reap interval used to turn the reaper off)", () => {
-    expect(() => readServeSettings({}, { EDGEGYM_REAP_INTERVAL_SECONDS: "soon" })).toThrow(/EDGEGYM_REAP_INTERVAL_SECONDS must be a positive integer, got "soon"/);
-    expect(() => readServeSettings({}, { EDGEGYM_REAP_INTERVAL_SECONDS: "0" })).toThrow(/EDGEGYM_REAP_INTERVAL_SECONDS/);
+    expect(() => readServeSettings({}, { EDGEGYM_REAP_INTERVAL_SECONDS: "soon" })).toThrow(/EDGEGYM_REAP_INTERVAL_SECONDS must be a whole number of seconds \(0 turns the reaper off\), got "soon"/);
+    expect(() => readServeSettings({}, { EDGEGYM_REAP_INTERVAL_SECONDS: "-5" })).toThrow(/EDGEGYM_REAP_INTERVAL_SECONDS/);
+    expect(readServeSettings({}, { EDGEGYM_REAP_INTERVAL_SECONDS: "0" }).reapIntervalMs).toBe(0);
     expect(() => readServeSettings({ workers: "many" }, {})).toThrow(/EDGEGYM_WORKERS must be a positive integer or "auto"/);
     expect(() => readServeSettings({ port: "80a" }, {})).toThrow(/PORT must be a port number/);
     expect(() => readServeSettings({}, { PORT: "70000" })).toThrow(/PORT must be a port number/);
