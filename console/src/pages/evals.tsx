@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import type { EvalJob, EvalJobList, EvalProgress, EvalRollout, EvalSummary } from "../../../src/protocol/index.js";
-import { api, apiText } from "../api.js";
+import { api, apiText, errorText } from "../api.js";
 import { Bars, Histogram } from "../components/charts.js";
 import { Transcript } from "../components/transcript.js";
 import { href, navigate } from "../router.js";
@@ -191,7 +191,7 @@ export function EvalJobPage({ evalId }: { evalId: string }) {
     const finish = (j: EvalJob): void => {
       setJob(j);
       setProgress({ status: j.status, progress: j.progress });
-      loadRollouts(evalId).then(setRollouts, (e: unknown) => setError(String(e)));
+      loadRollouts(evalId).then(setRollouts, (e: unknown) => setError(errorText(e)));
     };
     api<EvalJob>("GET", evalUrl(evalId)).then(
       (j) => {
@@ -200,7 +200,7 @@ export function EvalJobPage({ evalId }: { evalId: string }) {
         if (j.status === "queued" || j.status === "running") stop = followEval(evalId, (e) => setProgress({ status: e.status, progress: e.progress }), finish, setError);
         else finish(j);
       },
-      (e: unknown) => setError(e instanceof Error ? e.message : String(e)),
+      (e: unknown) => setError(errorText(e)),
     );
     return () => stop();
   }, [evalId]);
