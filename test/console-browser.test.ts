@@ -1,4 +1,5 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -105,7 +106,8 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
     expect(curl).toContain(`${server.url}/v1/envs/reverse-text/episodes`);
     expect(await page.getByTestId("python").textContent()).toContain("client.step(episode.episode_id, turn, ");
     // The snippet is what was done: run as printed, it replays the episode to the same reward.
-    const replay = execFileSync("bash", ["-c", `set -euo pipefail\n${curl}`], { encoding: "utf8", timeout: 30_000 });
+    // Asynchronously: the server answering it runs in this process.
+    const { stdout: replay } = await promisify(execFile)("bash", ["-c", `set -euo pipefail\n${curl}`], { encoding: "utf8", timeout: 30_000 });
     // Its last command prints the score (`jq .score`), pretty-printed.
     const score = JSON.parse(replay.slice(replay.lastIndexOf('{\n  "reward"'))) as { reward: number };
     expect(score.reward).toBeCloseTo(1.2, 5);
