@@ -195,7 +195,7 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
     } else if (process.env.EDGEGYM_REQUIRE_VERIFIERS === "1") throw new Error("verifiers vf03 venv missing: bash scripts/verifiers-venv.sh vf03");
     const view = runCli(["view", ...dirs, "--port", "0"]);
     try {
-      const url = (await view.waitForStdout(/listening on (http:\/\/\S+)\/ui\/evals/, 30_000))[1] as string;
+      const url = (await view.waitForStdout(/listening on (http:\/\/\S+)\/ui\/evals/, 120_000))[1] as string;
       const page = await open("/ui/evals", url);
       await expect.poll(() => page.locator("tbody tr").count()).toBe(dirs.length);
       await page.getByRole("link", { name: "run-1" }).click();

@@ -26,13 +26,21 @@ export function EpisodeOpen() {
   );
 }
 
-/** Which turn each message belongs to, from `turns[].message_count` (turn 0: the opening messages). */
+/**
+ * Which turn each message belongs to, from `turns[].message_count` (turn 0: the opening
+ * messages), with the time since the turn before (`created_at`): the client's generation plus
+ * the environment's reply.
+ */
 function turnNotes(ep: Episode): (string | undefined)[] {
   const notes: (string | undefined)[] = [];
+  let previous: number | null = null;
   for (const t of ep.turns) {
+    const at = Date.parse(t.created_at);
+    const gap = previous === null ? "" : ` · +${((at - previous) / 1000).toFixed(2)} s`;
+    previous = at;
     for (let i = 0; i < t.message_count; i++) {
-      const tokens = i === 0 && t.sampled ? ` · ${t.sampled.token_ids.length} sampled tokens` : "";
-      notes.push(i === 0 ? `turn ${t.turn}${tokens}` : undefined);
+      const tokens = t.sampled ? ` · ${t.sampled.token_ids.length} sampled tokens` : "";
+      notes.push(i === 0 ? `turn ${t.turn}${gap}${tokens}` : undefined);
     }
   }
   return notes;
