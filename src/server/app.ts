@@ -22,6 +22,7 @@ import { registerEvalRoutes } from "./routes/evals.js";
 import { registerMcpRoutes } from "./mcp/routes.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerScoreCompletionsRoute } from "./routes/score-completions.js";
+import { registerSessionSocketRoute } from "./routes/session-socket.js";
 import { openEnvErrorShape } from "./openenv/errors.js";
 import { OPENENV_PREFIX, registerOpenEnvRoutes } from "./openenv/routes.js";
 
@@ -79,6 +80,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => Promise.all(registry.list().map(describeEnv)));
   registerEpisodeRoutes(app, service);
+  registerSessionSocketRoute(app, service, config, deps.upgradeWebSocket);
   registerEpisodeRescoreRoute(app, new EpisodeRescorer(store, service, config, clock));
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);

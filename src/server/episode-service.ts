@@ -230,7 +230,7 @@ export class EpisodeService {
   async step(viewer: Tenant, id: string, req: StepRequest, signal?: AbortSignal): Promise<string> {
     // The tenant is checked on the row the step reads anyway; the UPDATE below keys on the
     // id that row had, and an episode's tenant never changes.
-    const row = this.live(viewer, id, await this.store.getForStep(id));
+    const row = this.live(viewer, id, await this.store.getForStep(id, req.turn));
     if (req.turn < row.turn) return this.replay(row, req);
     if (req.turn > row.turn) {
       throw new ApiError("turn_conflict", `episode is at turn ${row.turn}, the step was for turn ${req.turn}`, { episode_turn: row.turn });
@@ -274,6 +274,7 @@ export class EpisodeService {
     if (admitting) await admitting;
     const won = await this.store.commitStep({
       id: row.id,
+      before: row,
       expectedTurn: row.turn,
       turn: snapshot.turn,
       state: snapshot.state,
