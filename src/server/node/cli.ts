@@ -7,6 +7,7 @@ import { exportSftCommand } from "../../eval/node/export-sft-command.js";
 import { createMathDatasetEnv } from "../../envs/builtin/math-dataset/index.js";
 import { readSource } from "../../envs/datasets/read-source.node.js";
 import { rescoreCommand } from "../../eval/node/rescore-command.js";
+import { viewCommand } from "./view.js";
 import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
 import { loadEnvModules } from "./load-envs.js";
@@ -21,6 +22,7 @@ Usage:
   edgegym export-sft RESULTS --min-reward X [--best-per-example] [--format jsonl|parquet]
   edgegym init DIR [--name NAME] [--edgegym SPEC]   an environment package that passes its own tests
   edgegym rescore RUN_DIR [--no-replay] [-c N] [-o FILE]   (score stored rollouts again, without the model)
+  edgegym view RUN_DIR... [--port N]   the web console's evaluation pages for runs on disk (vf-eval's too)
 
 Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_SQLITE_SYNCHRONOUS (NORMAL|FULL), EDGEGYM_API_KEYS (comma-separated),
 EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
@@ -118,6 +120,9 @@ async function main(): Promise<void> {
       return;
     case "rescore":
       process.exitCode = await rescoreCommand(rest);
+      return;
+    case "view":
+      process.exitCode = await viewCommand(rest);
       return;
     case undefined:
     case "help":
