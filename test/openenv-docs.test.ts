@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT, startNodeServer, type ChildServer } from "./support/node-server.js";
 
 /*
- * The Python blocks of docs/openenv.md, run as printed with openenv-core from the pinned
+ * The Python blocks of docs/openenv.md (but the TRL section's), run as printed with openenv-core from the pinned
  * venv (scripts/openenv-venv.sh) against a real server: only the address and the key
  * placeholder are swapped in. Skipped with a note without the venv, failed when
  * EDGEGYM_REQUIRE_OPENENV=1.
@@ -19,7 +19,10 @@ if (!ready) {
   console.warn(`${why} (skipping)`);
 }
 
-const blocks = [...readFileSync(join(REPO_ROOT, "docs/openenv.md"), "utf8").matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+// The TRL section's blocks ("# TRL: …") need TRL and torch: trainer-adapter/tests/test_trl_openenv.py runs them.
+const blocks = [...readFileSync(join(REPO_ROOT, "docs/openenv.md"), "utf8").matchAll(/```python\n([\s\S]*?)```/g)]
+  .map((m) => m[1] as string)
+  .filter((block) => !block.startsWith("# TRL:"));
 
 describe.skipIf(!ready)("docs/openenv.md's client code", () => {
   let dir: string;

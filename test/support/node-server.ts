@@ -40,7 +40,8 @@ export async function startNodeServer(opts: { db: string; args?: string[]; env?:
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  // Generous: a 2-core machine running other suites can take tens of seconds to start node.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
     try {
@@ -51,7 +52,7 @@ export async function startNodeServer(opts: { db: string; args?: string[]; env?:
     }
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
-      throw new Error(`server did not answer /health within 20 s:\n${output}`);
+      throw new Error(`server did not answer /health within 60 s:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
