@@ -35,6 +35,7 @@ def plot(rows: list[dict[str, Any]], out: str | Path, *, title: str = "", smooth
 
     matplotlib.use("Agg")  # files only: no display on a server
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
     if not rows:
         raise ValueError("no metrics rows to plot")
@@ -51,6 +52,7 @@ def plot(rows: list[dict[str, Any]], out: str | Path, *, title: str = "", smooth
         ax.grid(alpha=0.3)
         ax.legend(loc="best", fontsize=8)
     axes[-1, 0].set_xlabel("step")
+    axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
