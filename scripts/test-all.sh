@@ -31,9 +31,11 @@ phase build npm run build --silent
 phase "test model" bash -c 'bash scripts/fetch-test-model.sh >/dev/null'
 # openenv-core's own client (PyPI, pinned) drives the OpenEnv wire in test/openenv-client.test.ts.
 phase "openenv venv" bash -c 'bash scripts/openenv-venv.sh >/dev/null'
+# openreward (PyPI, pinned) and TRL's ORS adapter drive the ORS wire in test/ors-client.test.ts and test/ors-docs.test.ts.
+phase "ors venv" bash -c 'bash scripts/ors-venv.sh >/dev/null'
 # verifiers 0.3.1 and 0.4.0 from PyPI, whose own loaders and writers test/verifiers-formats.test.ts runs.
 phase "verifiers venvs" bash -c 'bash scripts/verifiers-venv.sh vf03 >/dev/null && bash scripts/verifiers-venv.sh vf04 >/dev/null'
-export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_OPENENV=1 EDGEGYM_REQUIRE_MCP_PYTHON=1 EDGEGYM_REQUIRE_VERIFIERS=1
+export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_OPENENV=1 EDGEGYM_REQUIRE_ORS=1 EDGEGYM_REQUIRE_MCP_PYTHON=1 EDGEGYM_REQUIRE_VERIFIERS=1
 phase vitest npx vitest run
 # Tests that run inside workerd (the Workers runtime) with a local D1.
 phase workerd npx vitest run --config vitest.workerd.config.ts

@@ -156,6 +156,9 @@ async function splitDigest(env: AnyEnvironment, split: Split): Promise<{ size: n
 }
 
 async function computeHash(env: AnyEnvironment): Promise<ContentHash> {
+  // A lazily loaded dataset reports no size until it has loaded: hashed then, it would
+  // pass for a procedural split and hash differently from the same data once loaded.
+  await env.dataset.ready?.();
   const definition = await sha256(JSON.stringify(definitionOf(env)));
   const train = await splitDigest(env, "train");
   const evalSplit = await splitDigest(env, "eval");

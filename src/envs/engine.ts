@@ -3,6 +3,7 @@ import { createRng, mixSeed } from "./rng.js";
 import { scoreRubric, type RewardInputs } from "./rubric.js";
 import { executeToolCalls } from "./tools.js";
 import type { AnyEnvironment, TaskRow } from "./types.js";
+import { cloneState } from "./clone-state.js";
 
 /**
  * The engine runs an environment one request at a time. It holds nothing between
@@ -209,7 +210,7 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
   const turn = snapshot.turn + 1;
   const history = snapshot.messages;
   const row = await loadTask(env, snapshot.split, snapshot.index, snapshot.args);
-  let state: unknown = structuredClone(snapshot.state);
+  let state: unknown = cloneState(snapshot.state);
   const reply: ChatMessage[] = [];
   let done = false;
   let stopReason: string | null = null;

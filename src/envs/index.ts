@@ -34,7 +34,7 @@ export { verifyMath, type VerifyMathOptions, type MathVerdict } from "./math/ver
 export { mathRubric, type MathRubricOptions } from "./math/rubric.js";
 export { answerReadings, MATH_TEXT_MAX_CHARS, type AnswerReading, type ExtractionTarget } from "./math/extract.js";
 export { MATH_ANSWER_MAX_CHARS } from "./math/equivalence.js";
-export { createMathDatasetEnv, MathDatasetConfig, MATH_DATASET_SYSTEM_PROMPT } from "./builtin/math-dataset/index.js";
+export { createMathDatasetEnv, MathDatasetConfig, mathDatasetConfigFromVar, MATH_DATASET_SYSTEM_PROMPT } from "./builtin/math-dataset/index.js";
 export { builtinEnvs, nodeOnlyBuiltinDeclarations } from "./builtin/index.js";
 export { createPythonEnv } from "./builtin/python/index.js";
 export type { PythonJob, PythonResult, PythonRunner } from "./builtin/python/runner.js";

@@ -43,5 +43,7 @@ export function envInfo(env: AnyEnvironment): EnvInfo {
 
 /** `envInfo` with the environment's content hash: what the server publishes. */
 export async function describeEnv(env: AnyEnvironment): Promise<EnvInfo> {
-  return { ...envInfo(env), hash: await envContentHash(env) };
+  // The hash first: it waits for a lazily loaded dataset, whose split sizes are then known.
+  const hash = await envContentHash(env);
+  return { ...envInfo(env), hash };
 }

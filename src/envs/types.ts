@@ -24,6 +24,12 @@ export interface Dataset {
    * a procedural dataset may generate differently for them; a fixed dataset ignores them.
    */
   row(split: Split, index: number, args?: unknown): TaskRow | Promise<TaskRow>;
+  /**
+   * A dataset loaded on first use (the operator's file or URL) resolves this once its rows
+   * are in; until then `size` is null. The content hash waits for it, so a finite split is
+   * hashed as the rows it holds, not as a procedural sample taken while it was loading.
+   */
+  ready?(): Promise<unknown>;
 }
 
 export interface SetupContext<Args> {

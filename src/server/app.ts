@@ -21,8 +21,11 @@ import { registerEvalRoutes } from "./routes/evals.js";
 import { registerMcpRoutes } from "./mcp/routes.js";
 import { registerHealthRoutes } from "./routes/health.js";
 import { registerScoreCompletionsRoute } from "./routes/score-completions.js";
+import { registerSessionSocketRoute } from "./routes/session-socket.js";
 import { openEnvErrorShape } from "./openenv/errors.js";
 import { OPENENV_PREFIX, registerOpenEnvRoutes } from "./openenv/routes.js";
+import { orsErrorShape } from "./ors/errors.js";
+import { orsPaths, registerOrsRoutes } from "./ors/routes.js";
 
 export interface EdgegymApp {
   app: OpenAPIHono<AppEnv>;
@@ -74,15 +77,21 @@ export function createApp(deps: AppDeps): EdgegymApp {
   app.use(`${OPENENV_PREFIX}/*`, jsonBody());
   app.use("/mcp/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
   app.use("/mcp/*", limitBody(config.bodyLimitBytes));
+  // The Open Reward Standard wire (docs/ors.md), at the root as ORS lays it out: the same keys
+  // (as a Bearer token or the X-API-Key its client sends) and limits, errors in its shape.
+  const orsMiddleware = [orsErrorShape(), bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys, keyHeader: "X-API-Key" }), limitBody(config.bodyLimitBytes), jsonBody()];
+  for (const path of orsPaths()) app.use(path, ...orsMiddleware);
 
   registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => Promise.all(registry.list().map(describeEnv)));
   registerEpisodeRoutes(app, service);
+  registerSessionSocketRoute(app, service, config, deps.upgradeWebSocket);
   registerEpisodeRescoreRoute(app, new EpisodeRescorer(store, service, config, clock));
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);
   registerOpenEnvRoutes(app, service, config, deps.upgradeWebSocket);
   registerMcpRoutes(app, service, config);
+  registerOrsRoutes(app, service, config, () => registry.list().map((e) => e.id));
   registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 || config.adminApiKeys.length > 0 });
 
   const allowedMethods = allowedMethodsLookup(app.routes);

@@ -19,6 +19,12 @@ export interface ConfigVars extends JudgeVars, QuotaVars {
   EDGEGYM_EVAL_MAX_TOKENS?: string | undefined;
   /** strict (default), version or off: how episodes are held to the environment they started on (docs/versions.md). */
   EDGEGYM_ENV_VERSION_CHECK?: string | undefined;
+  /** Requests one /v1/ws socket may have running at once (default 256). */
+  EDGEGYM_WS_MAX_IN_FLIGHT?: string | undefined;
+  /** /v1/ws sockets one process or isolate holds at once (default 4096). */
+  EDGEGYM_WS_MAX_SOCKETS?: string | undefined;
+  /** The `math-dataset` environment's data: a URL (a path too on Node), or its settings as JSON; unset: not served. */
+  EDGEGYM_MATH_DATASET?: string | undefined;
 }
 
 const ENV_VERSION_CHECKS = ["strict", "version", "off"] as const;
@@ -79,6 +85,10 @@ export function serverConfigFromVars(vars: ConfigVars, file: SharedFileSettings 
   if (evalMaxTokens !== undefined) out.evalMaxTokens = evalMaxTokens;
   const versionCheck = envVersionCheckVar(vars.EDGEGYM_ENV_VERSION_CHECK) ?? file.env_version_check;
   if (versionCheck !== undefined) out.envVersionCheck = versionCheck;
+  const wsInFlight = positiveIntVar("EDGEGYM_WS_MAX_IN_FLIGHT", vars.EDGEGYM_WS_MAX_IN_FLIGHT);
+  if (wsInFlight !== undefined) out.socketMaxInFlight = wsInFlight;
+  const wsSockets = positiveIntVar("EDGEGYM_WS_MAX_SOCKETS", vars.EDGEGYM_WS_MAX_SOCKETS);
+  if (wsSockets !== undefined) out.socketMaxOpen = wsSockets;
   // A judge's api_key_env names another var or secret of the same set.
   const judges = judgeCatalogFrom(vars as ConfigVars & Record<string, unknown>, { judges: file.judges, default_judge: file.default_judge });
   if (judges.judges.length) out.judges = judges;

@@ -51,6 +51,10 @@ export interface ServerConfig {
    * (same version and content hash), `version` (same version), `off`. Default strict.
    */
   envVersionCheck: EnvVersionCheck;
+  /** Requests one `/v1/ws` socket may have running at once; past it a frame is answered 429 `rate_limited` (docs/websocket.md). */
+  socketMaxInFlight: number;
+  /** `/v1/ws` sockets one process (or Worker isolate) holds at once; past it an upgrade is 503 with Retry-After. */
+  socketMaxOpen: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -73,6 +77,8 @@ export const DEFAULT_CONFIG: ServerConfig = {
   evalMaxRollouts: 100_000,
   pythonAllowWeakSandbox: false,
   envVersionCheck: "strict",
+  socketMaxInFlight: 256,
+  socketMaxOpen: 4096,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

@@ -29,7 +29,7 @@ import { utf8Length } from "./tenants/quotas.js";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-function newEpisodeId(): string {
+export function newEpisodeId(): string {
   return `ep_${crypto.randomUUID().replaceAll("-", "")}`;
 }
 
@@ -98,7 +98,12 @@ export class EpisodeService {
     return Math.min(requested ?? this.config.defaultTtlSeconds, this.config.maxTtlSeconds) * 1000;
   }
 
-  async reset(viewer: Tenant, envId: string, body: ResetRequest, idempotencyKey: string | undefined): Promise<{ response: ResetResponse; replayed: boolean }> {
+  /**
+   * A new episode. `episodeId` is for a wire whose client names its session before it says
+   * which task (ORS mints the id at /create_session); with it, give an idempotency key too,
+   * so a retried create finds the episode instead of colliding with it.
+   */
+  async reset(viewer: Tenant, envId: string, body: ResetRequest, idempotencyKey: string | undefined, episodeId?: string): Promise<{ response: ResetResponse; replayed: boolean }> {
     this.quotas.takeResetToken(viewer.name);
     const env = this.env(envId);
     const snapshot = await startEpisode(env, body);
@@ -108,8 +113,15 @@ export class EpisodeService {
     const envHash = await envContentHash(env);
     const now = this.clock();
     const ttlMs = this.ttlMs(body.ttl_seconds);
+    // Scoped by tenant (names have no "/"), so one tenant's key never returns another's episode.
+    const scopedKey = idempotencyKey ? `${viewer.name}/${env.id}:${idempotencyKey}` : null;
+    if (episodeId !== undefined) {
+      // A chosen id another episode has (another tenant's, or one made without this key) is refused, not overwritten.
+      const taken = await this.store.get(episodeId);
+      if (taken && (scopedKey === null || taken.idempotencyKey !== scopedKey)) throw new ApiError("invalid_request", `episode id "${episodeId}" is already taken; open a new session`);
+    }
     const { row, created } = await this.store.insert({
-      id: newEpisodeId(),
+      id: episodeId ?? newEpisodeId(),
       envId: env.id,
       envVersion: env.version,
       envHash,
@@ -127,8 +139,7 @@ export class EpisodeService {
       error: null,
       score: null,
       scoredAt: null,
-      // Scoped by tenant (names have no "/"), so one tenant's key never returns another's episode.
-      idempotencyKey: idempotencyKey ? `${viewer.name}/${env.id}:${idempotencyKey}` : null,
+      idempotencyKey: scopedKey,
       requestHash: canonical(body),
       ttlSeconds: ttlMs / 1000,
       createdAt: now,
@@ -230,7 +241,7 @@ export class EpisodeService {
   async step(viewer: Tenant, id: string, req: StepRequest, signal?: AbortSignal): Promise<string> {
     // The tenant is checked on the row the step reads anyway; the UPDATE below keys on the
     // id that row had, and an episode's tenant never changes.
-    const row = this.live(viewer, id, await this.store.getForStep(id));
+    const row = this.live(viewer, id, await this.store.getForStep(id, req.turn));
     if (req.turn < row.turn) return this.replay(row, req);
     if (req.turn > row.turn) {
       throw new ApiError("turn_conflict", `episode is at turn ${row.turn}, the step was for turn ${req.turn}`, { episode_turn: row.turn });
@@ -274,6 +285,7 @@ export class EpisodeService {
     if (admitting) await admitting;
     const won = await this.store.commitStep({
       id: row.id,
+      before: row,
       expectedTurn: row.turn,
       turn: snapshot.turn,
       state: snapshot.state,

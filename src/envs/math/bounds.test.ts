@@ -50,8 +50,8 @@ describe("math answers are bounded", () => {
     expect(mathEqual("{1,1,2}", "{1,2,2}")).toBe(false);
   });
 
-  it("does not build a 2·10^8-bit power exactly: ((10^400)^400)^400 compares in floating point", () => {
-    expect(scalarEqual("((10^400)^400)^400", "1")).toEqual({ equal: false, method: "numeric" });
+  it("does not build a 2·10^8-bit power exactly: ((10^400)^400)^400 is refused for its size and compares as text", () => {
+    expect(scalarEqual("((10^400)^400)^400", "1")).toEqual({ equal: false, method: "text" });
     // Small exact powers still compare exactly.
     expect(checkEquivalence("(2^10)^3", "1073741824").method).toBe("exact");
   });
@@ -60,6 +60,50 @@ describe("math answers are bounded", () => {
     expect(scalarEqual("1000000!", "1").equal).toBe(false);
     expect(scalarEqual("10^10^10", "1").equal).toBe(false);
     expect(scalarEqual("(9^9)^9^9", "1").equal).toBe(false);
+  });
+
+  it("takes no exact value of a short literal with a huge exponent (9.9e99999999 took 165 s and 3.4 GB)", () => {
+    expect(verifyMath("1", "9.9e99999999").equal).toBe(false);
+    expect(verifyMath("9.9e99999999", "9.9e99999999").equal).toBe(true);
+    // Too large or small to take exactly, it is only its own text: not 0, not another giant.
+    expect(verifyMath("0", "1e-999999").equal).toBe(false);
+    expect(verifyMath("0", "10^{-10^{10}}").equal).toBe(false);
+    expect(verifyMath("10^{10^{10}}", "10^{10^{11}}").equal).toBe(false);
+    expect(verifyMath("\\infty", "10^{10^{10}}").equal).toBe(false);
+    // Large exact values stay exact (2^1000 had been compared in floating point, where +1 vanishes).
+    expect(verifyMath("2^{1000}", "2^{1000}+1").equal).toBe(false);
+    expect(verifyMath("2^{1000}", "(2^{500})^2").equal).toBe(true);
+    expect(verifyMath("-1", "(-1)^{10^{10}+1}").equal).toBe(true);
+  });
+
+  it("bounds mathjs's combinations: \\binom{10^9}{5·10^8} (106 s before) is past any double at once", () => {
+    expect(verifyMath("1", "\\binom{10^{9}}{5 \\cdot 10^{8}}").equal).toBe(false);
+    expect(verifyMath("\\binom{5}{2}", "10").equal).toBe(true);
+    expect(verifyMath("\\binom{60}{30}", "118264581564861424").equal).toBe(true);
+  });
+
+  // Nesting at the size caps: the whole 10,000-deep \frac is refused by length before any
+  // parse; what fits in MATH_ANSWER_MAX_CHARS is parsed (mathjs's recursion fails safely).
+  it.each([
+    ["\\frac 10,000 deep", "\\frac{".repeat(10_000) + "1" + "}{2}".repeat(10_000)],
+    ["\\frac 10,000 deep in a box", `\\boxed{${"\\frac{".repeat(10_000)}1${"}{2}".repeat(10_000)}}`],
+    ["\\frac 180 deep", "\\frac{".repeat(180) + "1" + "}{2}".repeat(180)],
+    ["brackets 990 deep", "(".repeat(990) + "1" + ")".repeat(990)],
+    ["braces 600 deep", "\\{".repeat(600) + "1" + "\\}".repeat(600)],
+    ["subscripts 600 deep", "x_{".repeat(600) + "1" + "}".repeat(600)],
+    ["60 sums", `${"\\sum_{k=1}^{n} k + ".repeat(60)}1`],
+    ["a power tower", "2^{2^{2^{2^{2^{2^{2}}}}}}"],
+    ["a factorial tower", "((1000!)!)!"],
+    ["glued connectives", `${"x=1or".repeat(300)}x=2`],
+    ["a 1 MB answer", "1".repeat(1_000_000)],
+  ])("answers %s with a verdict or a refusal, in bounded work", (_name, text) => {
+    let outcome: unknown;
+    try {
+      outcome = verifyMath("1", text).equal;
+    } catch (err) {
+      outcome = err;
+    }
+    expect(outcome === false || outcome instanceof AnswerTooLongError, String(outcome)).toBe(true);
   });
 
   it("verifyMath refuses a text past MATH_TEXT_MAX_CHARS, and an extracted answer past MATH_ANSWER_MAX_CHARS too", () => {

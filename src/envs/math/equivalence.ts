@@ -186,7 +186,7 @@ function itemReadsAsMath(item: string, depth: number): boolean {
   if (inner.kind === "bracketed" && depth < 2) return inner.items.every((x) => itemReadsAsMath(x, depth + 1));
   {
     const sides = item
-      .replace(/_\{[^{}]*\}|_\w/g, "")
+      .replace(/__[\d_]+|_\{[^{}]*\}|_\w/g, "")
       .replace(/\\?%|\$|\\pm|±/g, " ")
       .split(/<=|>=|!=|[<>=:]/)
       .map((side) => side.trim());
@@ -202,7 +202,7 @@ function itemReadsAsMath(item: string, depth: number): boolean {
   }
 }
 
-const KNOWN_WORDS = /^(?:sqrt|nthRoot|pi|sin|cos|tan|sec|csc|cot|log|log10|exp|Infinity|asin|acos|atan|arcsin|arccos|arctan|sinh|cosh|tanh|floor|ceil|combinations|abs|cbrt)$/;
+const KNOWN_WORDS = /^(?:sqrt|nthRoot|pi|sin|cos|tan|sec|csc|cot|log|log10|exp|Infinity|asin|acos|atan|arcsin|arccos|arctan|sinh|cosh|tanh|floor|ceil|combinations|abs|cbrt|sumOf|prodOf)$/;
 
 function matchUnordered(a: readonly string[], b: readonly string[], opts: ScalarOptions): boolean {
   if (a.length !== b.length) return false;

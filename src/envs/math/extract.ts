@@ -270,6 +270,9 @@ export function answerReadings(text: string, targets: readonly ExtractionTarget[
   const decimalComma = latex ? /^-?(?:(?:\d{4,}|0),\d+|\d+,\d{4,})$/ : /^-?(?:\d+,(?:\d{1,2}|\d{4,})|0,\d+)$/;
   if (boxed === null && targets.includes("expr") && decimalComma.test(trimmed)) return [{ text: plainNumber(trimmed), how: "expr" }];
   if (boxed === null && latex && !hasDelimiters && !hasProse(trimmed)) return [{ text: trimmed, how: "whole" }];
+  // `W(x)=1orW(x)=-1`: relations with the spaces around `or`/`and` lost read as that list.
+  const unglued = trimmed.replace(/(?<=[\d)\]}])(or|and)(?=[a-zA-Z]\w*\s*[(=])/g, " $1 ");
+  if (boxed === null && latex && !hasDelimiters && unglued !== trimmed && !hasProse(unglued)) return [{ text: unglued, how: "whole" }];
 
   const spans = latex ? chainSpans(trimmed, mathSpans(trimmed).map((s) => withPercent(trimmed, s))) : [];
   const lower = trimmed.toLowerCase();

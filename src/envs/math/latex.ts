@@ -147,6 +147,63 @@ function logBases(text: string): string {
   });
 }
 
+/**
+ * A braced subscript as part of one identifier: `F_{k}` → `F_k`, `x_{12}` → `x_12`, and
+ * anything else by its character codes, `F_{n-k-1}` → `F__110_45_107_45_49`. The code form
+ * starts with `__` and has no letters, so it never collides with a written name and
+ * `fixIdentifiers` keeps it whole; the same subscript is the same variable on both sides.
+ */
+function subscripts(text: string): string {
+  let out = "";
+  let from = 0;
+  for (let at = text.indexOf("_{"), k = 0; at >= 0 && k < 1000; at = text.indexOf("_{", from), k++) {
+    const group = readGroup(text, at + 1);
+    if (!group) break;
+    const content = group.content.replace(/\s+/g, "");
+    const name = /^(?:[a-zA-Z0-9]|\d+)$/.test(content) ? `_${content}` : `__${[...content].map((c) => c.codePointAt(0)).join("_")}`;
+    out += text.slice(from, at) + name;
+    from = group.end;
+  }
+  return out + text.slice(from);
+}
+
+/** The end of a sum's or product's body: the next `+` `-` `=` `,` relation or closing bracket at its own depth. */
+function termEnd(text: string, from: number): number {
+  let depth = 0;
+  for (let i = from; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (ch === "(" || ch === "[" || ch === "{") depth++;
+    else if (ch === ")" || ch === "]" || ch === "}") {
+      if (--depth < 0) return i;
+    } else if (depth === 0 && /[+=,;<>!]/.test(ch)) return i;
+    else if (depth === 0 && ch === "-" && text.slice(from, i).trim() !== "") return i;
+  }
+  return text.length;
+}
+
+/**
+ * `\sum_{k=a}^{b} body` → `sumOf((body), k, (a), (b))` (and `\prod` → `prodOf`). These are
+ * not evaluated: at a sample point a sum is a fixed transcendental function of its body's
+ * value, its index's value and its bounds (scalar.ts), so two sums are equal when their
+ * bodies are equal as expressions, over the same index and bounds; `\sum_{k} F_k F_j` =
+ * `\sum_{k} F_j F_k`. A sum never equals a closed form that way (a miss, never a false
+ * positive). The body is the product term after the bounds, as written.
+ */
+function sums(text: string): string {
+  const pattern = /\\(sum|prod)(?:\\limits)?\s*_\s*\{\s*([a-zA-Z])\s*=([^{}]*)\}\s*\^\s*(\{[^{}]*\}|\([^()]*\)|[a-zA-Z0-9]|Infinity)/;
+  for (let k = 0; k < 32; k++) {
+    const m = pattern.exec(text);
+    if (!m) break;
+    const start = m.index + m[0].length;
+    const end = termEnd(text, start);
+    const body = text.slice(start, end).trim();
+    if (body === "") break;
+    const upper = (m[4] as string).replace(/^[{(]|[})]$/g, "");
+    text = `${text.slice(0, m.index)} ${m[1]}Of((${body}), ${m[2]}, (${(m[3] as string).trim()}), (${upper})) ${text.slice(end)}`;
+  }
+  return text;
+}
+
 /** Converts LaTeX math to a plain expression (sets' braces are kept as `{` `}`). */
 export function latexToPlain(input: string): string {
   let text = input;
@@ -170,7 +227,7 @@ export function latexToPlain(input: string): string {
     text = `${text.slice(0, at)}^(${group.content})${text.slice(group.end)}`;
     at = text.indexOf("^{");
   }
-  return text;
+  return subscripts(sums(text));
 }
 
 /** Unicode math signs to ASCII. */

@@ -16,8 +16,4 @@ export const OVERRIDES: Record<string, { expected: boolean; why: string }> = {
   },
 };
 
-export const KNOWN_MISSES: Record<string, string> = {
-  "tests/test_numina_cases.py:121": "an unclosed `\\\\boxed{W(n) = 1 \\\\text{ and } W(n) = -1` against `W(x)=1orW(x)=-1` (renamed variable, words glued)",
-  "tests/test_yujianll.py:20": "sums (`\\sum_{k=0}^{n-1}`) are not read; equal text after reordering factors needs a symbolic product",
-};
-
+export const KNOWN_MISSES: Record<string, string> = {};

@@ -168,8 +168,27 @@ function withoutUnits(maps: FactoryFunctionMap): FactoryFunctionMap {
 let floatInstance: MathJsInstance | undefined;
 let decimalInstance: MathJsInstance | undefined;
 
+/**
+ * mathjs's `combinations(n, k)` multiplies k factors one by one: `\binom{10^9}{5 \cdot 10^8}`
+ * ran for 106 s. Past this many factors C(n, k) ≥ C(4000, 2000) ≈ 10^1202 is past any
+ * double, so it is Infinity without the loop (what the loop would reach anyway).
+ */
+const MAX_COMBINATION_FACTORS = 2_000;
+
+function boundedCombinations(math: MathJsInstance): (n: unknown, k: unknown) => unknown {
+  const exact = math.combinations as (n: unknown, k: unknown) => unknown;
+  return (n, k) => {
+    if (typeof n === "number" && typeof k === "number" && Number.isInteger(n) && Number.isInteger(k) && k >= 0 && n >= k && Math.min(k, n - k) > MAX_COMBINATION_FACTORS) return Infinity;
+    return exact(n, k);
+  };
+}
+
 export function floatMath(): MathJsInstance {
-  floatInstance ??= create(withoutUnits(MATH_FACTORIES));
+  if (!floatInstance) {
+    const math = create(withoutUnits(MATH_FACTORIES));
+    math.import({ combinations: boundedCombinations(math) }, { override: true });
+    floatInstance = math;
+  }
   return floatInstance;
 }
 

@@ -13,7 +13,7 @@ import { Rational } from "./rational.js";
 export const KNOWN_NAMES: ReadonlySet<string> = new Set([
   "pi", "e", "i", "Infinity", "sqrt", "nthRoot", "cbrt", "log", "log10", "log2", "exp", "abs",
   "sin", "cos", "tan", "sec", "csc", "cot", "asin", "acos", "atan", "arcsin", "arccos", "arctan",
-  "sinh", "cosh", "tanh", "floor", "ceil", "combinations",
+  "sinh", "cosh", "tanh", "floor", "ceil", "combinations", "sumOf", "prodOf",
 ]);
 /** Other spellings, rewritten to the known name before mathjs sees them. */
 export const FUNCTION_ALIASES: Readonly<Record<string, string>> = { arcsin: "asin", arccos: "acos", arctan: "atan", ln: "log", inf: "Infinity", infty: "Infinity" };
@@ -89,7 +89,7 @@ export function prepareScalar(raw: string, opts: { keepLabel?: boolean } = {}): 
 
 /** A left side that names what the answer is, not part of its value: letters, subscripts, brackets, `:` `,` `|`. */
 export function isLabel(lhs: string): boolean {
-  const bare = lhs.replace(/_\{[^{}]*\}|_\w/g, "").trim();
+  const bare = lhs.replace(/__[\d_]+|_\{[^{}]*\}|_\w/g, "").trim();
   return /[a-zA-Z]/.test(bare) && /^[a-zA-Z()[\]{}|:,/\s\\]+$/.test(bare);
 }
 
@@ -102,10 +102,11 @@ function hasProse(text: string): boolean {
  * `x(x+1)` → `x*(x+1)`; known function and constant names are kept.
  */
 export function fixIdentifiers(text: string): string {
-  return text.replace(/([a-zA-Z]+)(\s*\()?/g, (whole, name: string, paren: string | undefined) => {
+  // A subscript in its code form (`F__110_45_49`, see latex.ts) stays on its last letter.
+  return text.replace(/([a-zA-Z]+)(__[\d_]+)?(\s*\()?/g, (whole, name: string, sub: string | undefined, paren: string | undefined) => {
     const alias = FUNCTION_ALIASES[name] ?? name;
-    if (KNOWN_NAMES.has(alias)) return alias + (paren ?? "");
-    const letters = alias.length > 1 ? alias.split("").join("*") : alias;
+    if (KNOWN_NAMES.has(alias) && !sub) return alias + (paren ?? "");
+    const letters = (alias.length > 1 ? alias.split("").join("*") : alias) + (sub ?? "");
     return paren ? `${letters}*${paren.trim()}` : letters;
   });
 }
@@ -129,13 +130,26 @@ function freeSymbols(node: MathNode): Set<string> {
  */
 const MAX_POWER_BITS = 20_000;
 
+/** Largest decimal exponent of a literal toRational takes exactly (10^6000 is ~20,000 bits, as MAX_POWER_BITS). */
+const MAX_LITERAL_EXPONENT = 6_000;
+
 const bitLength = (n: bigint): number => (n < 0n ? -n : n).toString(16).length * 4;
 
 /** The exact value of an expression built from decimal literals with + − × ÷ and integer powers, else null. */
+/** Set while toRational refuses a value for its size, not for being irrational. */
+let refusedForSize = false;
+
 function toRational(node: MathNode): Rational | null {
   const n = node as unknown as { type: string; value?: { toFraction?: () => [unknown, unknown] }; fn?: string; args?: MathNode[]; content?: MathNode };
   switch (n.type) {
     case "ConstantNode": {
+      // `9.9e99999999` is a short literal whose exact value has 3·10^8 digits: building it
+      // took minutes and gigabytes. Past MAX_LITERAL_EXPONENT it compares in floating point.
+      const exponent = (n.value as { e?: unknown } | undefined)?.e;
+      if (typeof exponent === "number" && Math.abs(exponent) > MAX_LITERAL_EXPONENT) {
+        refusedForSize = true;
+        return null;
+      }
       const frac = n.value?.toFraction?.();
       if (!frac) return null;
       // decimal.js prints large values in exponent form unless asked for fixed notation.
@@ -163,8 +177,13 @@ function toRational(node: MathNode): Rational | null {
           case "divide":
             return a && b ? a.div(b) : null;
           case "pow":
-            if (!a || !b || !b.isInteger() || b.num > 400n || b.num < -400n) return null;
-            if (Math.max(bitLength(a.num), bitLength(a.den)) * Math.abs(Number(b.num)) > MAX_POWER_BITS) return null;
+            if (!a || !b || !b.isInteger()) return null;
+            if (b.num > BigInt(MAX_POWER_BITS) || b.num < -BigInt(MAX_POWER_BITS) || Math.max(bitLength(a.num), bitLength(a.den)) * Math.abs(Number(b.num)) > MAX_POWER_BITS) {
+              // 0, 1 and -1 to any power are small; anything else this large is refused for its size.
+              if (a.isZero() || (a.den === 1n && (a.num === 1n || a.num === -1n))) return b.num < 0n && a.isZero() ? null : a.num === -1n && b.num % 2n === 0n ? new Rational(1n) : a;
+              refusedForSize = true;
+              return null;
+            }
             return a.pow(b.num);
           default:
             return null;
@@ -239,8 +258,14 @@ const rationals = new WeakMap<MathNode, Rational | null>();
 const symbols = new WeakMap<MathNode, Set<string>>();
 
 /** toRational of a cached parse, computed once per node. */
+const tooLarge = new WeakSet<MathNode>();
+
 function rationalOf(node: MathNode): Rational | null {
-  if (!rationals.has(node)) rationals.set(node, toRational(node));
+  if (!rationals.has(node)) {
+    refusedForSize = false;
+    rationals.set(node, toRational(node));
+    if (refusedForSize) tooLarge.add(node);
+  }
   return rationals.get(node) ?? null;
 }
 
@@ -253,7 +278,7 @@ function freeSymbolsOf(node: MathNode): Set<string> {
   return names;
 }
 
-function evaluateAt(node: MathNode, scope: Record<string, number>): Complexish | null {
+function evaluateAt(node: MathNode, scope: Record<string, unknown>): Complexish | null {
   try {
     return asComplex(compiledOf(node).evaluate({ ...scope }));
   } catch {
@@ -267,8 +292,22 @@ const SAMPLES = (() => {
   return Array.from({ length: 8 }, () => Array.from({ length: 8 }, () => (rng.next() < 0.25 ? -1 : 1) * (0.3 + rng.next() * 2.7)));
 })();
 
-function sampleScope(vars: readonly string[], k: number): Record<string, number> {
-  const scope: Record<string, number> = {};
+/**
+ * A sum or product at a sample point (latex.ts writes `\sum_{k=a}^{b} body` as
+ * `sumOf(body, k, a, b)`): not its value but a fixed transcendental function of the body's
+ * value, the index's value and the bounds, so that two sums agree at every point only when
+ * their bodies, indices and bounds do. NaN (the point is skipped) for non-real arguments.
+ */
+const opaqueSum = (salt: number) => (...args: unknown[]): number => {
+  if (args.length !== 4 || !args.every((n) => typeof n === "number" && Number.isFinite(n))) return Number.NaN;
+  const [bx, bv, ba, bb] = args as [number, number, number, number];
+  return Math.sin(1.37 * bx + 0.61 * bv + salt) * 2.3 + Math.cos(0.83 * ba - 1.19 * bb + 0.47 * bx * bv) * 1.7 + Math.sin(2.11 * bv - 0.43 * bb + 1.93 * ba + 0.29 * bx);
+};
+/** Functions the sample scope binds (so no mathjs instance needs them). */
+export const SUM_FUNCTIONS: Readonly<Record<string, (...args: unknown[]) => number>> = { sumOf: opaqueSum(0.5), prodOf: opaqueSum(1.9) };
+
+function sampleScope(vars: readonly string[], k: number): Record<string, unknown> {
+  const scope: Record<string, unknown> = { ...SUM_FUNCTIONS };
   vars.forEach((v, j) => {
     scope[v] = (SAMPLES[k] as number[])[j % 8] as number;
   });
@@ -411,6 +450,21 @@ function roundedEqual(a: number, b: number, places: number): boolean {
   return Math.round(a * scale) === Math.round(b * scale);
 }
 
+/**
+ * `W(x) = 1` against `W(n) = 1`: the same one-letter function on both sides, each at its own
+ * one-letter argument, and a value in which that argument does not occur: the function is
+ * that constant, whatever its argument is called, so the values compare. Null otherwise
+ * (`W(x) = x` against `W(n) = n` stays an equation).
+ */
+function dummyArgumentValues(c: string, g: string): [string, string] | null {
+  const read = (t: string) => /^\s*([a-zA-Z])\s*\(\s*([a-zA-Z])\s*\)\s*=\s*([^=<>!]+)$/.exec(t);
+  const cm = read(c);
+  const gm = read(g);
+  if (!cm || !gm || cm[1] !== gm[1] || cm[2] === gm[2]) return null;
+  const free = (m: RegExpExecArray): boolean => !new RegExp(`(?<!\\w)${m[2]}(?!\\w)`).test(fixIdentifiers(m[3] as string));
+  return free(cm) && free(gm) ? [(cm[3] as string).trim(), (gm[3] as string).trim()] : null;
+}
+
 /** Equal values, or null when the pair could not be compared as math (then text decides). */
 /**
  * `precision`: decimal places a written decimal stands for (0.3333 = 1/3 at 4); without it
@@ -419,6 +473,8 @@ function roundedEqual(a: number, b: number, places: number): boolean {
 export function scalarEqual(candidateRaw: string, goldRaw: string, options: ScalarOptions = {}): { equal: boolean; method: ScalarMethod } {
   const { precision, strict = true } = options;
   if (normalizedText(candidateRaw) === normalizedText(goldRaw)) return { equal: true, method: "text" };
+  const dummies = dummyArgumentValues(candidateRaw, goldRaw);
+  if (dummies) return scalarEqual(dummies[0], dummies[1], options);
   // Two equations compare as equations (2x = 4 vs x = 2) before any `x =` label is dropped;
   // two inequalities as inequalities: rhs − lhs of one is a positive multiple of the other's
   // (`-x > -1` is `x < 1`).
@@ -454,6 +510,10 @@ export function scalarEqual(candidateRaw: string, goldRaw: string, options: Scal
     // A decimal stands for its value at the stated precision: 0.3333 is 1/3 to 4 places.
     return { equal: roundRational(cr, precision).equals(roundRational(gr, precision)), method: "rounded" };
   }
+  // A value too large (or small) to take exactly, `9.9e99999999`, `2^{10^{10}}`,
+  // `10^{-10^{10}}`: in floating point it is Infinity or 0 and would equal any other such
+  // value or 0 itself, so only the same text is the same answer.
+  if (tooLarge.has(cNode) || tooLarge.has(gNode)) return { equal: false, method: "text" };
   const cv = parseFloatExpr(c.expr);
   const gv = parseFloatExpr(g.expr);
   const a = cv ? evaluateAt(cv, {}) : null;

@@ -28,6 +28,7 @@ export interface AtomicRunner {
 interface SyncClient {
   prepare(sql: string): { reader: boolean; all(...params: SqlValue[]): unknown[]; run(...params: SqlValue[]): unknown };
   transaction<A, T>(fn: (arg: A) => T): { immediate(arg: A): T };
+  readonly inTransaction: boolean;
 }
 
 /** The parts of a D1 binding the runner uses. */
@@ -42,7 +43,7 @@ function isD1(client: unknown): client is D1Client {
 
 /**
  * The atomic runner for a database made by either driver: on D1 one `batch` (a single
- * implicit transaction), on better-sqlite3 one synchronous transaction over statements
+ * implicit transaction), on better-sqlite3 a group commit (below) over statements
  * prepared once and reused (a step's two statements would otherwise be re-prepared on
  * every step).
  */
@@ -56,7 +57,38 @@ export function atomicRunner(db: EdgegymDb): AtomicRunner {
       },
     };
   }
-  const sync = client as SyncClient;
+  return groupCommitRunner(client as SyncClient);
+}
+
+/** One caller's statements waiting for the group's transaction, and how to answer it. */
+interface PendingUnit {
+  statements: SqlStatement[];
+  resolve(rows: Record<string, unknown>[][]): void;
+  reject(err: unknown): void;
+}
+
+/** Units per transaction: bounds how long one commit holds the event loop and the write lock. */
+const MAX_GROUP = 256;
+
+/**
+ * Group commit on better-sqlite3: every unit asked for while the event loop handles one
+ * round of I/O (all the steps whose requests arrived together) is written in ONE
+ * `BEGIN IMMEDIATE … COMMIT`, run on `setImmediate`, i.e. right after that round. A
+ * commit costs SQLite a WAL append of every page it touched plus the lock and header
+ * work, so sixty-four steps that touch the same table and index pages pay for them once
+ * instead of sixty-four times.
+ *
+ * Each unit still runs in its own SAVEPOINT (better-sqlite3 nests a transaction function
+ * called inside another as one): a unit that throws is rolled back alone and its caller
+ * alone gets the error; the others commit. Units are independent by construction, since
+ * every write guards itself in SQL (a conditional UPDATE / INSERT … WHERE EXISTS on the
+ * head): two steps of one episode in the same group are applied in order and the second
+ * finds the head moved, exactly as it would in its own transaction. A caller's promise
+ * resolves only after COMMIT returned, so an answered step is as durable as the
+ * `synchronous` setting makes any commit (docs/performance.md); if COMMIT itself fails
+ * every unit of the group is rejected and nothing of it was written.
+ */
+function groupCommitRunner(sync: SyncClient): AtomicRunner {
   const cache = new Map<string, ReturnType<SyncClient["prepare"]>>();
   const prepared = (sql: string) => {
     let stmt = cache.get(sql);
@@ -67,9 +99,9 @@ export function atomicRunner(db: EdgegymDb): AtomicRunner {
     }
     return stmt;
   };
-  // One transaction function for every call (better-sqlite3 builds its wrappers per
+  // Transaction functions are built once (better-sqlite3 builds its wrappers per
   // `transaction()` call; a step would otherwise pay for five closures each time).
-  const transaction = sync.transaction((statements: SqlStatement[]) =>
+  const unit = sync.transaction((statements: SqlStatement[]) =>
     statements.map((s) => {
       const stmt = prepared(s.sql);
       if (stmt.reader) return stmt.all(...s.params) as Record<string, unknown>[];
@@ -77,16 +109,52 @@ export function atomicRunner(db: EdgegymDb): AtomicRunner {
       return [];
     }),
   );
+  const group = sync.transaction((units: PendingUnit[]) =>
+    units.map((u): { rows: Record<string, unknown>[][] } | { error: unknown } => {
+      try {
+        // Called inside `group`, this is a SAVEPOINT: a throw rolls back this unit only.
+        return { rows: unit.immediate(u.statements) };
+      } catch (error) {
+        // Some errors (disk full, I/O) make SQLite roll back the whole transaction: then
+        // the units before this one are gone too, and the whole group fails together.
+        if (!sync.inTransaction) throw error;
+        return { error };
+      }
+    }),
+  );
+  let queue: PendingUnit[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    const units = queue.length > MAX_GROUP ? queue.splice(0, MAX_GROUP) : queue;
+    if (units === queue) queue = [];
+    if (queue.length > 0) schedule();
+    let outcomes: ({ rows: Record<string, unknown>[][] } | { error: unknown })[];
+    try {
+      // IMMEDIATE takes the write lock up front: with several processes on one file, a
+      // deferred transaction that reads then writes can fail to upgrade its lock (SQLITE_BUSY
+      // without waiting), where an immediate one queues on the busy timeout.
+      outcomes = group.immediate(units);
+    } catch (err) {
+      for (const u of units) u.reject(err);
+      return;
+    }
+    outcomes.forEach((o, i) => {
+      const u = units[i] as PendingUnit;
+      if ("rows" in o) u.resolve(o.rows);
+      else u.reject(o.error);
+    });
+  };
+  const schedule = (): void => {
+    scheduled = true;
+    setImmediate(flush);
+  };
   return {
     run(statements) {
-      try {
-        // IMMEDIATE takes the write lock up front: with several processes on one file, a
-        // deferred transaction that reads then writes can fail to upgrade its lock (SQLITE_BUSY
-        // without waiting), where an immediate one queues on the busy timeout.
-        return Promise.resolve(transaction.immediate(statements));
-      } catch (err) {
-        return Promise.reject(err as Error);
-      }
+      return new Promise((resolve, reject) => {
+        queue.push({ statements, resolve, reject });
+        if (!scheduled) schedule();
+      });
     },
   };
 }

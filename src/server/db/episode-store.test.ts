@@ -151,3 +151,48 @@ describe("EpisodeStore", () => {
     expect(await turnsOf("ep_p")).toEqual([]);
   });
 });
+
+describe("EpisodeStore step-head cache", () => {
+  it("answers the next step's head from what this store wrote, equal to the row read back", async () => {
+    const { db, store: s } = store();
+    await s.insert(row("ep_c", { state: { n: 0 } }), OPENING);
+    const fresh = new EpisodeStore(db);
+    let head = await s.getForStep("ep_c", 0);
+    expect(head).toEqual(await fresh.getForStep("ep_c"));
+    for (let i = 0; i < 3; i++) {
+      expect(await s.commitStep({ ...stepWrite("ep_c", i), before: head })).toBe(true);
+      head = await s.getForStep("ep_c", i + 1);
+      // What a store that never saw the write reads from the database.
+      expect(head).toEqual(await fresh.getForStep("ep_c"));
+    }
+    expect(head).toMatchObject({ turn: 3, storedBytes: 30, state: { n: 3 }, expiresAt: 60_002 });
+    // The cached state is what the JSON text written reads back as, not the object the environment returned.
+    const returned = { n: 4, gone: undefined, at: new Date(0) };
+    expect(await s.commitStep({ ...stepWrite("ep_c", 3, { state: returned }), before: head })).toBe(true);
+    const next = await s.getForStep("ep_c", 4);
+    expect(next?.state).toEqual({ n: 4, at: "1970-01-01T00:00:00.000Z" });
+    expect(next?.state).not.toBe(returned);
+    expect(Object.keys(next?.state as object)).toEqual(["n", "at"]);
+  });
+
+  it("keeps no head for a turn it did not write, and a stale head only loses its conditional write", async () => {
+    const { db, store: s } = store();
+    await s.insert(row("ep_x"), OPENING);
+    const other = new EpisodeStore(db); // another process on the same file
+    const head = await s.getForStep("ep_x", 0);
+    expect(await s.commitStep({ ...stepWrite("ep_x", 0), before: head })).toBe(true);
+    // The other process moves the episode on; this store still holds turn 1.
+    expect(await other.commitStep(stepWrite("ep_x", 1, { reply: "theirs" }))).toBe(true);
+    const stale = await s.getForStep("ep_x", 1);
+    expect(stale?.turn).toBe(1);
+    expect(await s.commitStep({ ...stepWrite("ep_x", 1, { reply: "ours" }), before: stale })).toBe(false);
+    // The losing write dropped the entry: the next read is the row.
+    expect((await s.getForStep("ep_x", 1))?.turn).toBe(2);
+    expect((await s.turnForRetry("ep_x", 2))?.reply).toBe("theirs");
+    // Closing drops it too; a closed episode is read from the row.
+    const h2 = await s.getForStep("ep_x", 2);
+    expect(await s.commitStep({ ...stepWrite("ep_x", 2), before: h2 })).toBe(true);
+    await s.close("ep_x", 5);
+    expect(await s.getForStep("ep_x", 3)).toMatchObject({ turn: 3, status: "closed" });
+  });
+});

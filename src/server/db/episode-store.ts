@@ -1,5 +1,6 @@
 import { and, asc, between, eq, getTableColumns, gt, inArray, isNull, lt, sql } from "drizzle-orm";
 import { atomicRunner, type AtomicRunner, type EdgegymDb, type SqlStatement, type SqlValue } from "./database.js";
+import { StepHeadCache } from "./step-head-cache.js";
 import { episodeLineage, episodes, episodeTurns, type EpisodeRow, type NewEpisodeRow } from "./schema.js";
 
 /** Every column of an episode row: drizzle name → SQL name. */
@@ -74,6 +75,8 @@ export interface LineageEntry {
 
 export interface StepWrite {
   id: string;
+  /** The head the step was computed from: with this write applied it is the next step's head, kept in the step-head cache. */
+  before?: StepRow;
   /** `state` as JSON text, when the caller has it already (it is written twice: turn row and head). */
   stateJson?: string;
   /** The turn the episode must still be at: the optimistic-concurrency check. */
@@ -131,6 +134,8 @@ export class EpisodeStore {
   // server's CPU in the step benchmark, one reset per twenty steps).
   private prepared?: ReturnType<EpisodeStore["prepare"]>;
   private runner?: AtomicRunner;
+  /** Heads this process just wrote: the next step of an episode skips reading its row (step-head-cache.ts says why that is safe). */
+  private readonly heads = new StepHeadCache<StepRow>();
 
   constructor(private readonly db: EdgegymDb) {}
 
@@ -178,7 +183,12 @@ export class EpisodeStore {
         params: [row.id, JSON.stringify(opening), encode("state", row.state), encode("stopTallies", row.stopTallies), row.createdAt, row.id],
       },
     ]);
-    if (inserted?.length) return { row: Object.fromEntries(EPISODE_COLUMNS.map(({ key }) => [key, row[key] ?? COLUMN_DEFAULTS[key]])) as EpisodeRow, created: true };
+    if (inserted?.length) {
+      const stored = Object.fromEntries(EPISODE_COLUMNS.map(({ key }) => [key, row[key] ?? COLUMN_DEFAULTS[key]])) as EpisodeRow;
+      const { metadata: _m, score: _s, scoredAt: _a, idempotencyKey: _k, requestHash: _h, ...head } = stored;
+      this.keepHead(head, encode("state", stored.state));
+      return { row: stored, created: true };
+    }
     if (row.idempotencyKey == null) throw new Error(`episode id collision on ${row.id}`);
     const existing = await this.db.select().from(episodes).where(eq(episodes.idempotencyKey, row.idempotencyKey)).limit(1);
     if (!existing[0]) throw new Error("idempotency key conflict without a row");
@@ -221,10 +231,28 @@ export class EpisodeStore {
     return keys.flatMap((k) => byKey.get(k) ?? []);
   }
 
-  /** The head as a step needs it (no metadata or score). */
-  async getForStep(id: string): Promise<StepRow | undefined> {
+  /**
+   * The head as a step needs it (no metadata or score). With `turn`, the head this process
+   * wrote at that turn is answered from memory when it has it.
+   */
+  async getForStep(id: string, turn?: number): Promise<StepRow | undefined> {
+    if (turn !== undefined) {
+      const cached = this.heads.get(id, turn);
+      if (cached) return cached;
+    }
     const rows: StepRow[] = await this.statements.selectForStep.all({ id });
     return rows[0];
+  }
+
+  /**
+   * Keeps a head as the row would read back: the state is parsed from the JSON text
+   * written, so a cached step sees exactly what a read would give (no `undefined` fields,
+   * no class instances the environment returned), and shares no object with anyone.
+   */
+  private keepHead(head: StepRow, stateJson: SqlValue): void {
+    if (head.status === "active" && (stateJson === null || (typeof stateJson === "string" && stateJson.length <= this.heads.maxStateChars))) {
+      this.heads.set(head.id, { ...head, state: typeof stateJson === "string" ? (JSON.parse(stateJson) as unknown) : null });
+    } else this.heads.delete(head.id);
   }
 
   /** The stored message and response body of one turn, for a retry. */
@@ -319,8 +347,34 @@ export class EpisodeStore {
         ],
       },
     ];
-    const [, updated] = await this.atomic.run(statements);
-    return (updated?.length ?? 0) === 1;
+    let won = false;
+    try {
+      const [, updated] = await this.atomic.run(statements);
+      won = (updated?.length ?? 0) === 1;
+    } finally {
+      if (won && w.before) {
+        const b = w.before;
+        this.keepHead(
+          {
+            ...b,
+            turn: w.turn,
+            state: w.state,
+            status: w.status,
+            stopReason: w.stopReason,
+            truncated: w.truncated,
+            error: w.error,
+            updatedAt: w.now,
+            expiresAt: w.expiresAt,
+            storedBytes: b.storedBytes + w.addedBytes,
+            templateHash: w.templateHash,
+            templateChanges: (w.templateChanges as StepRow["templateChanges"] | null) ?? b.templateChanges,
+            stopTallies: w.tallies,
+          },
+          stateJson,
+        );
+      } else this.heads.delete(w.id);
+    }
+    return won;
   }
 
   /**
@@ -342,6 +396,7 @@ export class EpisodeStore {
 
   /** Stores a score once; a second call leaves the first in place. Ends an active episode. */
   async saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void> {
+    this.heads.delete(id);
     await this.db
       .update(episodes)
       .set({
@@ -360,6 +415,7 @@ export class EpisodeStore {
    * one, if the episode is still at the turn that was scored and not expired; false otherwise.
    */
   async replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean> {
+    this.heads.delete(id);
     const rows = await this.db
       .update(episodes)
       .set({
@@ -377,6 +433,7 @@ export class EpisodeStore {
 
   /** Marks an episode closed; closing twice, or closing a finished one, is harmless. */
   async close(id: string, now: number): Promise<void> {
+    this.heads.delete(id);
     await this.db
       .update(episodes)
       .set({ status: "closed", updatedAt: now })
@@ -397,6 +454,7 @@ export class EpisodeStore {
       .where(and(lt(episodes.expiresAt, now), inArray(episodes.status, ["active", "done", "closed"])))
       .returning({ id: episodes.id });
     const expiredIds = expired.map((r) => r.id);
+    for (const id of expiredIds) this.heads.delete(id);
     // Whose turns may now be free: the episodes just expired, and the ancestors they were holding.
     const candidates = new Set(expiredIds);
     for (let i = 0; i < expiredIds.length; i += REAP_CHUNK) {

@@ -22,9 +22,12 @@ const OPEN: Tenant = { name: PUBLIC_TENANT, admin: false };
  * tenant "public" (a local server needs no set-up). Entries are parsed here, when the app
  * is built, so a bad one stops the server at start, not at the first request.
  *
+ * `keyHeader` names a second header that may carry the key bare, for a wire whose client
+ * sends it so (the ORS client sends `X-API-Key`); an empty one counts as absent.
+ *
  * @example app.use("/v1/*", bearerAuth({ keys: ["alice:sk-a", "sk-b"], adminKeys: ["ops:sk-admin"] }))
  */
-export function bearerAuth(options: { keys: readonly string[]; adminKeys?: readonly string[] }): MiddlewareHandler<AppEnv> {
+export function bearerAuth(options: { keys: readonly string[]; adminKeys?: readonly string[]; keyHeader?: string }): MiddlewareHandler<AppEnv> {
   const entries = parseKeyEntries(options.keys, options.adminKeys ?? [], { tenant: "API keys (EDGEGYM_API_KEYS / api_keys)", admin: "admin API keys (EDGEGYM_ADMIN_API_KEYS / admin_api_keys)" });
   const open = entries.tenant.length === 0 && entries.admin.length === 0;
   // Bare keys are named by a SHA-256 prefix, which Web Crypto computes asynchronously: once, on first use.
@@ -36,9 +39,10 @@ export function bearerAuth(options: { keys: readonly string[]; adminKeys?: reado
     }
     const header = c.req.header("authorization") ?? "";
     const match = /^Bearer\s+(.+)$/i.exec(header);
-    const token = match?.[1]?.trim();
+    const token = match?.[1]?.trim() || (options.keyHeader ? c.req.header(options.keyHeader)?.trim() : undefined);
     if (!token) {
-      return errorResponse(c, new ApiError("unauthorized", "this server requires an API key: send `Authorization: Bearer <key>`", undefined, { "WWW-Authenticate": "Bearer" }));
+      const how = options.keyHeader ? `\`Authorization: Bearer <key>\` or \`${options.keyHeader}: <key>\`` : "`Authorization: Bearer <key>`";
+      return errorResponse(c, new ApiError("unauthorized", `this server requires an API key: send ${how}`, undefined, { "WWW-Authenticate": "Bearer" }));
     }
     table ??= buildKeyTable(entries);
     // Every key is compared (no early exit), so timing does not say which entry matched.

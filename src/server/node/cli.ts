@@ -12,6 +12,7 @@ import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
 import { loadEnvModules } from "./load-envs.js";
 import { startNodeServer } from "./serve.js";
+import { parseSqliteSynchronous } from "../db/node-sqlite.js";
 
 const USAGE = `edgegym — RL environments for language models as HTTP services
 
@@ -23,7 +24,7 @@ Usage:
   edgegym init DIR [--name NAME] [--edgegym SPEC]   an environment package that passes its own tests
   edgegym rescore RUN_DIR [--no-replay] [-c N] [-o FILE]   (score stored rollouts again, without the model)
 
-Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_API_KEYS (comma-separated),
+Environment variables: PORT, HOST, EDGEGYM_DB, EDGEGYM_SQLITE_SYNCHRONOUS (NORMAL|FULL), EDGEGYM_API_KEYS (comma-separated),
 EDGEGYM_CONFIG, EDGEGYM_TTL_SECONDS, EDGEGYM_MAX_TTL_SECONDS, EDGEGYM_BODY_LIMIT_BYTES,
 EDGEGYM_REAP_INTERVAL_SECONDS; for evaluation jobs (POST /v1/evals): EDGEGYM_EVAL_BASE_URL,
 EDGEGYM_EVAL_API_KEY, EDGEGYM_EVAL_MODEL, EDGEGYM_EVAL_MAX_CONCURRENT_REQUESTS,
@@ -55,6 +56,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port "${values.port ?? process.env.PORT}"`);
   const host = values.host ?? process.env.HOST ?? "127.0.0.1";
   const dbPath = values.db ?? process.env.EDGEGYM_DB ?? ".edgegym/edgegym.db";
+  const synchronous = parseSqliteSynchronous(process.env.EDGEGYM_SQLITE_SYNCHRONOUS);
   const config = loadServerConfig(process.env, values.config);
   if (values["allow-weak-python-sandbox"]) config.pythonAllowWeakSandbox = true;
   const extraEnvs = await loadEnvModules(values.env ?? []);
@@ -92,7 +94,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   // With workers, only the first reaps: the reaper is one statement, once is enough.
   const reaps = !cluster.isWorker || cluster.worker?.id === 1;
-  const server = await startNodeServer({ port, host, dbPath, config, extraEnvs, reapIntervalMs: reaps ? reapSeconds * 1000 : 0 });
+  const server = await startNodeServer({ port, host, dbPath, synchronous, config, extraEnvs, reapIntervalMs: reaps ? reapSeconds * 1000 : 0 });
   console.log(`edgegym listening on ${server.url} (database: ${dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
   if (config.apiKeys?.length || config.adminApiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys?.length ?? 0} tenant, ${config.adminApiKeys?.length ?? 0} admin configured)`);
   const stop = (): void => {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { positiveIntVar as positiveInt, serverConfigFromVars } from "../config-vars.js";
 import type { ServerConfig } from "../context.js";
 import { JudgesConfig } from "../../envs/judges-config.js";
-import { MathDatasetConfig } from "../../envs/builtin/math-dataset/index.js";
+import { MathDatasetConfig, mathDatasetConfigFromVar } from "../../envs/builtin/math-dataset/index.js";
 import { QuotasFileSection } from "../tenants/quota-config.js";
 
 /** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every field optional. */
@@ -70,13 +70,8 @@ export function loadServerConfig(env: NodeJS.ProcessEnv, configPath?: string): P
  * set (the environment is then not served).
  */
 export function loadMathDatasetConfig(env: NodeJS.ProcessEnv, configPath?: string): MathDatasetConfig | undefined {
-  const raw = env.EDGEGYM_MATH_DATASET;
-  if (raw !== undefined && raw.trim() !== "") {
-    const value: unknown = raw.trim().startsWith("{") ? JSON.parse(raw) : { source: raw.trim() };
-    const parsed = MathDatasetConfig.safeParse(value);
-    if (!parsed.success) throw new Error(`EDGEGYM_MATH_DATASET: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
-    return parsed.data;
-  }
+  const fromVar = mathDatasetConfigFromVar(env.EDGEGYM_MATH_DATASET);
+  if (fromVar) return fromVar;
   const path = configPath ?? env.EDGEGYM_CONFIG;
   if (!path) return undefined;
   const parsed = ConfigFile.safeParse(JSON.parse(readFileSync(path, "utf8")));

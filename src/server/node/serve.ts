@@ -5,13 +5,15 @@ import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.
 import { createNodeOnlyEnvs } from "../../envs/builtin/node-only.js";
 import { createApp } from "../app.js";
 import type { ServerConfig } from "../context.js";
-import { openNodeDatabase } from "../db/node-sqlite.js";
+import { openNodeDatabase, type SqliteSynchronous } from "../db/node-sqlite.js";
 
 export interface NodeServerOptions {
   port: number;
   host: string;
   /** SQLite file path, or ":memory:". */
   dbPath: string;
+  /** What an answered write survives: NORMAL a process crash, FULL power loss too (node-sqlite.ts). */
+  synchronous?: SqliteSynchronous;
   config?: Partial<ServerConfig>;
   /** Environments beside the built-ins (from `--env`). */
   extraEnvs?: AnyEnvironment[];
@@ -26,7 +28,7 @@ export interface RunningServer {
 
 /** The Node runtime: better-sqlite3 + @hono/node-server + a timer that reaps expired episodes and old eval jobs. */
 export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
-  const database = openNodeDatabase(options.dbPath);
+  const database = openNodeDatabase(options.dbPath, { synchronous: options.synchronous ?? "NORMAL" });
   const nodeOnly = createNodeOnlyEnvs({ allowWeakIsolation: options.config?.pythonAllowWeakSandbox ?? false });
   const python = nodeOnly.sandbox.isolation();
   console.log(`python sandbox: ${python.level} (${python.detail})${python.refusal ? "; python is refused: see GET /v1/envs/python" : ""}`);

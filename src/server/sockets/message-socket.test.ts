@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import type { AppEnv } from "../context.js";
 import { handleError } from "../errors.js";
-import { messageSocket, type FrameProblem, type MessageSession, type MessageSocketLimits } from "./message-socket.js";
+import { messageSocket, validateSocketLimits, type FrameProblem, type MessageSession, type MessageSocketLimits } from "./message-socket.js";
 
 /** A session that answers each frame with its sequence number, after a delay the frame names. */
 class CountingSession implements MessageSession {
@@ -20,6 +20,27 @@ class CountingSession implements MessageSession {
   }
 }
 
+/**
+ * A session whose frames each wait for the test to release them by name, so a test can hold
+ * any number of requests in flight without relying on how long anything takes.
+ */
+class GatedSession implements MessageSession {
+  static readonly gates = new Map<string, () => void>();
+  async receive(text: string) {
+    const { name } = JSON.parse(text) as { name: string };
+    await new Promise<void>((resolve) => GatedSession.gates.set(name, resolve));
+    return { send: [name] };
+  }
+  refuse(problem: FrameProblem, text?: string) {
+    return `refused ${problem.kind} ${text ?? ""}`;
+  }
+}
+
+/** Resolves once the server has handed frame `name` to its session. */
+async function arrived(name: string): Promise<void> {
+  while (!GatedSession.gates.has(name)) await new Promise((r) => setImmediate(r));
+}
+
 let servers: { server: ServerType; sockets: WebSocketServer }[] = [];
 afterEach(async () => {
   for (const { server, sockets } of servers) {
@@ -29,9 +50,9 @@ afterEach(async () => {
   servers = [];
 });
 
-async function start(limits: Partial<MessageSocketLimits> = {}): Promise<string> {
+async function start(limits: Partial<MessageSocketLimits> = {}, session: () => MessageSession = () => new CountingSession()): Promise<string> {
   const app = new Hono<AppEnv>();
-  app.get("/ws", messageSocket(upgradeWebSocket, () => new CountingSession(), { maxMessageBytes: 1000, maxQueued: 4, maxOpen: 100, idleMs: 60_000, ...limits }));
+  app.get("/ws", messageSocket(upgradeWebSocket, session, { maxMessageBytes: 1000, maxQueued: 4, maxOpen: 100, idleMs: 60_000, ...limits }));
   app.onError(handleError);
   const sockets = new WebSocketServer({ noServer: true });
   const server = await new Promise<ServerType>((resolve) => {
@@ -108,5 +129,45 @@ describe("messageSocket", () => {
     const again = await connect(url);
     again.socket.send("{}");
     expect(await again.next()).toBe("1");
+  });
+
+  it("in concurrent ordering hands every frame over at once and answers each when it is done, in any order", async () => {
+    GatedSession.gates.clear();
+    const c = await connect(await start({ ordering: "concurrent" }, () => new GatedSession()));
+    for (const name of ["a", "b", "c"]) c.socket.send(JSON.stringify({ name }));
+    // All three are running together: none has been answered, and each can be released first.
+    await Promise.all(["a", "b", "c"].map(arrived));
+    GatedSession.gates.get("c")?.();
+    expect(await c.next()).toBe("c");
+    GatedSession.gates.get("a")?.();
+    expect(await c.next()).toBe("a");
+    GatedSession.gates.get("b")?.();
+    expect(await c.next()).toBe("b");
+  });
+
+  it("in concurrent ordering refuses a frame past the in-flight limit, with its text, and admits again once one is answered", async () => {
+    GatedSession.gates.clear();
+    const c = await connect(await start({ ordering: "concurrent", maxQueued: 3 }, () => new GatedSession()));
+    for (const name of ["a", "b", "c"]) c.socket.send(JSON.stringify({ name }));
+    await Promise.all(["a", "b", "c"].map(arrived));
+    // Three are held in the session, so the fourth is refused whenever it arrives.
+    c.socket.send(JSON.stringify({ name: "d" }));
+    expect(await c.next()).toBe('refused busy {"name":"d"}');
+    GatedSession.gates.get("b")?.();
+    expect(await c.next()).toBe("b");
+    c.socket.send(JSON.stringify({ name: "e" }));
+    await arrived("e");
+    for (const name of ["a", "c", "e"]) GatedSession.gates.get(name)?.();
+    expect(new Set([await c.next(), await c.next(), await c.next()])).toEqual(new Set(["a", "c", "e"]));
+  });
+
+  it("refuses limits that are not positive whole numbers, and an unknown ordering, when the route is built", () => {
+    const good: MessageSocketLimits = { maxMessageBytes: 1000, maxQueued: 4, maxOpen: 100, idleMs: 60_000 };
+    expect(() => validateSocketLimits(good)).not.toThrow();
+    for (const bad of [{ maxQueued: 0 }, { maxOpen: -1 }, { maxMessageBytes: 1.5 }, { idleMs: Number.NaN }, { maxQueued: Number.POSITIVE_INFINITY }]) {
+      expect(() => validateSocketLimits({ ...good, ...bad })).toThrow(RangeError);
+      expect(() => messageSocket(upgradeWebSocket, () => new CountingSession(), { ...good, ...bad })).toThrow(/must be a positive whole number/);
+    }
+    expect(() => validateSocketLimits({ ...good, ordering: "random" as "serial" })).toThrow(/ordering/);
   });
 });

@@ -12,8 +12,12 @@ import { ApiError } from "../errors.js";
 export interface MessageSession {
   /** Handles one text frame. `send` goes out in order; `close` ends the socket after it. */
   receive(text: string): Promise<SessionReply>;
-  /** A frame this layer refused before the session saw it, as a text frame in the session's own error shape. */
-  refuse(problem: FrameProblem): string;
+  /**
+   * A frame this layer refused before the session saw it, as a text frame in the session's
+   * own error shape. `text` is the refused frame when it was within the size limit (a
+   * session may read a request id from it), never for `too_large` or `binary`.
+   */
+  refuse(problem: FrameProblem, text?: string): string;
   /** The socket is gone, closed by either side. */
   ended?(): void;
 }
@@ -38,16 +42,35 @@ export interface MessageSocketLimits {
   maxOpen: number;
   /** A socket with no frame for this long is closed (1001); the client reconnects when it needs to. */
   idleMs: number;
+  /**
+   * `serial` (the default): one frame at a time, answered in the order sent (a session that
+   * keeps per-connection state, like OpenEnv's). `concurrent`: every admitted frame is handed
+   * to the session at once and answered when it is done, so replies may come out of order
+   * (the session tags them; edgegym's own `/v1/ws` does). `maxQueued` bounds both.
+   */
+  ordering?: "serial" | "concurrent";
+}
+
+/** Throws on a limit that is not a positive whole number, so a bad setting fails at startup, not under load. */
+export function validateSocketLimits(limits: MessageSocketLimits): void {
+  for (const key of ["maxMessageBytes", "maxQueued", "maxOpen", "idleMs"] as const) {
+    const value = limits[key];
+    if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`socket limit ${key} must be a positive whole number, got ${String(value)}`);
+  }
+  if (limits.ordering !== undefined && limits.ordering !== "serial" && limits.ordering !== "concurrent") {
+    throw new RangeError(`socket ordering must be "serial" or "concurrent", got ${String(limits.ordering)}`);
+  }
 }
 
 const encoder = new TextEncoder();
 
 /**
- * A route handler that upgrades to a WebSocket and feeds its frames, one at a time and in
- * order, to the session `open` makes for the request (after auth middleware has run, so
- * `c.get("tenant")` is set). Frames are answered strictly in order, so a session never
- * sees two messages at once. `upgrade` is the runtime's: `upgradeWebSocket` from
- * `@hono/node-server` on Node, from `hono/cloudflare-workers` on Workers.
+ * A route handler that upgrades to a WebSocket and feeds its frames to the session `open`
+ * makes for the request (after auth middleware has run, so `c.get("tenant")` is set). In
+ * `serial` ordering (the default) frames are answered strictly in order, so a session never
+ * sees two messages at once; in `concurrent` ordering each is handled as it arrives.
+ * `upgrade` is the runtime's: `upgradeWebSocket` from `@hono/node-server` on Node, from
+ * `hono/cloudflare-workers` on Workers.
  *
  * @example app.get("/openenv/:env/ws", messageSocket(upgradeWebSocket, (c) => new MySession(c), { maxMessageBytes: 1 << 20, maxQueued: 8 }))
  */
@@ -56,6 +79,8 @@ export function messageSocket(
   open: (c: Context<AppEnv>) => MessageSession,
   limits: MessageSocketLimits,
 ): MiddlewareHandler<AppEnv> {
+  validateSocketLimits(limits);
+  const concurrent = limits.ordering === "concurrent";
   let openSockets = 0;
   const upgradeTo = upgrade((c: Context) => {
     const session = open(c as Context<AppEnv>);
@@ -109,11 +134,11 @@ export function messageSocket(
           return;
         }
         if (queued >= limits.maxQueued) {
-          send(ws, session.refuse({ kind: "busy", queued, limit: limits.maxQueued }));
+          send(ws, session.refuse({ kind: "busy", queued, limit: limits.maxQueued }, data));
           return;
         }
         queued++;
-        queue = queue.then(async () => {
+        const handle = async (): Promise<void> => {
           try {
             if (closed) return;
             const reply = await session.receive(data);
@@ -126,7 +151,9 @@ export function messageSocket(
           } finally {
             queued--;
           }
-        });
+        };
+        if (concurrent) void handle();
+        else queue = queue.then(handle);
       },
       onClose() {
         finish();

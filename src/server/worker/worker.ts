@@ -1,6 +1,6 @@
 import type { D1Database, ExecutionContext, ScheduledController } from "@cloudflare/workers-types/index.ts";
 import { upgradeWebSocket } from "hono/cloudflare-workers";
-import { EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
+import { createMathDatasetEnv, EnvRegistry, mathDatasetConfigFromVar, type AnyEnvironment } from "../../envs/index.js";
 import { createApp, type EdgegymApp } from "../app.js";
 import { serverConfigFromVars, type ConfigVars } from "../config-vars.js";
 import { openD1Database } from "../db/d1.js";
@@ -8,6 +8,20 @@ import { openD1Database } from "../db/d1.js";
 /** What wrangler.jsonc binds: the D1 database, plus vars and secrets (EDGEGYM_API_KEYS is a secret). */
 export interface WorkerBindings extends ConfigVars {
   DB: D1Database;
+}
+
+/**
+ * The `math-dataset` environment `EDGEGYM_MATH_DATASET` names (none when it is unset).
+ * A Worker reads no files, so its sources must be URLs; the rows are fetched on the first
+ * reset or hash (a Worker may not fetch while its module loads), then kept by the isolate.
+ */
+export function mathDatasetEnvs(raw: string | undefined): AnyEnvironment[] {
+  const config = mathDatasetConfigFromVar(raw);
+  if (!config) return [];
+  const sources = typeof config.source === "string" ? [config.source] : [config.source.train, ...(config.source.eval ? [config.source.eval] : [])];
+  const path = sources.find((s) => !/^(https?|data):/i.test(s));
+  if (path !== undefined) throw new Error(`EDGEGYM_MATH_DATASET: a Worker reads no files; "${path}" must be an http(s) URL`);
+  return [createMathDatasetEnv(config)];
 }
 
 /** The Worker's module export: HTTP requests and the cron trigger that reaps expired episodes and old eval jobs. */
@@ -25,14 +39,21 @@ export interface EdgegymWorker {
  * @example export default createWorker(builtinEnvs);
  */
 export function createWorker(envs: readonly AnyEnvironment[]): EdgegymWorker {
-  const registry = new EnvRegistry("worker", envs);
+  // The registry depends on one var, EDGEGYM_MATH_DATASET, which arrives with the bindings;
+  // kept per value so the dataset it names is downloaded once per isolate, not per request.
+  let registry: { mathDataset: string; registry: EnvRegistry } | null = null;
+  const registryFor = (bindings: WorkerBindings): EnvRegistry => {
+    const mathDataset = bindings.EDGEGYM_MATH_DATASET?.trim() ?? "";
+    if (registry?.mathDataset !== mathDataset) registry = { mathDataset, registry: new EnvRegistry("worker", [...envs, ...mathDatasetEnvs(mathDataset)]) };
+    return registry.registry;
+  };
   // Bindings arrive with every event but stay the same object within an isolate, so the
   // app (routes, OpenAPI registry) is built once per isolate, not once per request.
   const apps = new WeakMap<WorkerBindings, EdgegymApp>();
   const appFor = (bindings: WorkerBindings): EdgegymApp => {
     let built = apps.get(bindings);
     if (!built) {
-      built = createApp({ db: openD1Database(bindings.DB), registry, config: serverConfigFromVars(bindings), upgradeWebSocket });
+      built = createApp({ db: openD1Database(bindings.DB), registry: registryFor(bindings), config: serverConfigFromVars(bindings), upgradeWebSocket });
       apps.set(bindings, built);
     }
     return built;

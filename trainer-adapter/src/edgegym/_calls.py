@@ -29,6 +29,9 @@ class Call(Generic[T]):
     json: Any = None
     params: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    #: The same request as a ``/v1/ws`` frame (without its id), for the operations the session
+    #: socket carries (docs/websocket.md); None for the rest, which go over HTTP.
+    socket: dict[str, Any] | None = None
 
 
 def _seg(value: str) -> str:
@@ -68,13 +71,15 @@ def reset(
     # One key per logical reset, made before the first attempt: every retry carries it,
     # so a reset whose reply was lost comes back as the same episode, never a second one.
     key = idempotency_key or f"edgegym-py-{uuid.uuid4().hex}"
+    json = body.model_dump(exclude_none=True)
     return Call(
         "POST",
         f"/v1/envs/{_seg(env_id)}/episodes",
         m.ResetResponse,
         idempotent=True,
-        json=body.model_dump(exclude_none=True),
+        json=json,
         headers={"Idempotency-Key": key},
+        socket={"op": "reset", "env_id": env_id, "body": json, "idempotency_key": key},
     )
 
 
@@ -92,17 +97,25 @@ def step(
     body = m.StepRequest(turn=turn, message=msg, sampled=tokens)
     # The turn makes a repeat safe: the server answers a step it already applied with the
     # stored reply, byte for byte (and keeps the first request's ``sampled``).
+    json = body.model_dump(exclude_none=True)
     return Call(
         "POST",
         f"/v1/episodes/{_seg(episode_id)}/step",
         m.StepResponse,
         idempotent=True,
-        json=body.model_dump(exclude_none=True),
+        json=json,
+        socket={"op": "step", "episode_id": episode_id, "body": json},
     )
 
 
 def score(episode_id: str) -> Call[m.ScoreResponse]:
-    return Call("POST", f"/v1/episodes/{_seg(episode_id)}/score", m.ScoreResponse, idempotent=True)
+    return Call(
+        "POST",
+        f"/v1/episodes/{_seg(episode_id)}/score",
+        m.ScoreResponse,
+        idempotent=True,
+        socket={"op": "score", "episode_id": episode_id},
+    )
 
 
 def rescore(episode_id: str, *, rubric: m.RescoreRubric, save: bool) -> Call[m.RescoreResponse]:
@@ -123,7 +136,10 @@ def episode(episode_id: str, from_turn: int | None = None, limit: int | None = N
     if limit is not None and not 1 <= limit <= MAX_PAGE_TURNS:
         raise ValueError(f"limit must be 1..{MAX_PAGE_TURNS}, not {limit}")
     params = {k: v for k, v in {"from_turn": from_turn, "limit": limit}.items() if v is not None}
-    return Call("GET", f"/v1/episodes/{_seg(episode_id)}", m.Episode, idempotent=True, params=params or None)
+    frame: dict[str, Any] = {"op": "get", "episode_id": episode_id}
+    if params:
+        frame["query"] = params
+    return Call("GET", f"/v1/episodes/{_seg(episode_id)}", m.Episode, idempotent=True, params=params or None, socket=frame)
 
 
 def fork(
@@ -150,7 +166,13 @@ def fork(
 
 
 def close(episode_id: str) -> Call[m.CloseResponse]:
-    return Call("DELETE", f"/v1/episodes/{_seg(episode_id)}", m.CloseResponse, idempotent=True)
+    return Call(
+        "DELETE",
+        f"/v1/episodes/{_seg(episode_id)}",
+        m.CloseResponse,
+        idempotent=True,
+        socket={"op": "close", "episode_id": episode_id},
+    )
 
 
 def score_completions(

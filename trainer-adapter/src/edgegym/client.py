@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Iterable, Iterator, TypeVar
+from typing import Any, AsyncIterator, Iterable, Iterator, Literal, TypeVar
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
@@ -18,6 +18,7 @@ from . import _calls
 from . import models as m
 from ._events import EvalEvent, EventFollower, parse_lines
 from ._retry import RETRYABLE_STATUS, RetryPolicy, is_retryable_exception, next_wait, parse_retry_after
+from ._socket import SessionSocket, SocketFault, SocketRefused
 from .errors import EdgegymError
 
 T = TypeVar("T", bound=BaseModel)
@@ -401,11 +402,60 @@ class Client(_Operations):
         self.close_client()
 
 
+#: What a client's episode calls travel on (see ``AsyncClient``).
+Transport = Literal["auto", "websocket", "http"]
+
+#: Upgrade refusals that mean "this server has no /v1/ws" (an older server, a proxy that
+#: does not pass WebSockets): ``transport="auto"`` then uses HTTP for good.
+_NO_SOCKET_STATUS = frozenset({404, 405, 426, 501})
+
+
+def _socket_url(base_url: str) -> str:
+    if base_url.startswith("https://"):
+        return "wss://" + base_url[len("https://") :] + "/v1/ws"
+    if base_url.startswith("http://"):
+        return "ws://" + base_url[len("http://") :] + "/v1/ws"
+    raise ValueError(f"base_url must start with http:// or https://, not {base_url!r}")
+
+
+def _frame_error(call: _calls.Call[Any], frame: dict[str, Any]) -> EdgegymError:
+    """The error a reply frame carries, as ``EdgegymError.from_response`` reads an HTTP one."""
+    status = frame.get("status")
+    err = frame.get("error")
+    retry_after = frame.get("retry_after")
+    retry = float(retry_after) if isinstance(retry_after, (int, float)) else None
+    if not isinstance(status, int) or not isinstance(err, dict):
+        return EdgegymError(f"{call.method} {call.path} over /v1/ws: reply is not a protocol frame: {str(frame)[:300]}", status=None, code="invalid_response")
+    return EdgegymError(
+        str(err.get("message", "")),
+        status=status,
+        code=str(err.get("code", "unknown_error")),
+        request_id=str(err.get("request_id") or "") or None,
+        details=err.get("details"),
+        retry_after=retry,
+    )
+
+
 class AsyncClient:
     """Asynchronous client: the same methods as ``Client``, awaited.
 
     >>> async with AsyncClient("http://127.0.0.1:8787") as gym:
     ...     ep = await gym.reset("reverse-text", index=0)
+
+    ``transport`` picks what reset, step, score, close and episode reads travel on:
+
+    - ``"auto"`` (default): the session socket ``/v1/ws`` (docs/websocket.md), one aiohttp
+      WebSocket carrying every episode of this client concurrently; if the server has no
+      socket route (404/405/426/501 on the upgrade) those calls use HTTP from then on, and a
+      503 on the upgrade (the server's socket limit) sends that call over HTTP.
+    - ``"websocket"``: the socket only; an upgrade the server refuses is an ``EdgegymError``.
+    - ``"http"``: httpx for everything, as the sync ``Client``.
+
+    Everything else (environments, evaluation jobs, forks, stateless scoring) is HTTP. Over
+    the socket the retry guarantees are the HTTP ones: only idempotent calls are retried, on
+    a dropped socket, a reply that does not come within the read timeout, or a retryable
+    status (429/502/503/504, ``retry_after`` honoured), each on a new socket if the old one
+    is gone. A ``http_client`` you pass means HTTP unless you also ask for the socket.
     """
 
     def __init__(
@@ -417,7 +467,11 @@ class AsyncClient:
         timeout: httpx.Timeout | float | None = None,
         http_client: httpx.AsyncClient | None = None,
         max_connections: int = 256,
+        transport: Transport | None = None,
+        socket_max_in_flight: int = 256,
     ) -> None:
+        if transport not in (None, "auto", "websocket", "http"):
+            raise ValueError(f'transport must be "auto", "websocket" or "http", not {transport!r}')
         self.base_url = base_url.rstrip("/")
         self.retry = retry or RetryPolicy()
         self._owns_http = http_client is None
@@ -426,9 +480,79 @@ class AsyncClient:
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         )
         self._headers = _headers(api_key)
+        self.transport: Transport = transport or ("http" if http_client is not None else "auto")
+        limits = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout) if timeout is not None else DEFAULT_TIMEOUT
+        self._reply_timeout = limits.read
+        self._socket: SessionSocket | None = None
+        if self.transport != "http":
+            self._socket = SessionSocket(
+                _socket_url(self.base_url),
+                self._headers,
+                connect_timeout=limits.connect or 10.0,
+                max_in_flight=socket_max_in_flight,
+            )
 
     async def _send(self, call: _calls.Call[T]) -> T:
+        if call.socket is not None and self._socket is not None:
+            frame = await self._socket_request(call)
+            if frame is not None:
+                try:
+                    return call.returns.model_validate(frame["body"])
+                except (ValidationError, KeyError) as exc:
+                    raise EdgegymError(
+                        f"{call.method} {call.path} over /v1/ws: response does not match the protocol: {exc}",
+                        status=frame.get("status"),
+                        code="invalid_response",
+                    ) from exc
         return _parse(call, await self._request(call))
+
+    async def _socket_request(self, call: _calls.Call[Any]) -> dict[str, Any] | None:
+        """The successful reply frame of ``call`` over the session socket, retried as HTTP
+        calls are; None when ``transport="auto"`` finds it should go over HTTP instead."""
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            retry_after: float | None = None
+            socket = self._socket
+            if socket is None or call.socket is None:
+                return None
+            try:
+                frame = await socket.request(call.socket, self._reply_timeout)
+            except SocketRefused as refused:
+                if self.transport == "auto" and refused.status in _NO_SOCKET_STATUS:
+                    socket, self._socket = self._socket, None
+                    if socket is not None:
+                        await socket.aclose()
+                    return None
+                if self.transport == "auto" and refused.status == 503:
+                    return None
+                failure = EdgegymError(
+                    f"{call.method} {call.path}: {refused}",
+                    status=refused.status,
+                    code="unauthorized" if refused.status == 401 else "socket_refused",
+                    retry_after=parse_retry_after(refused.headers.get("Retry-After")),
+                )
+                retryable = refused.status in RETRYABLE_STATUS
+                retry_after = failure.retry_after
+            except SocketFault as fault:
+                failure = EdgegymError(
+                    f"{call.method} {call.path} over /v1/ws: no reply after {time.monotonic() - started:.1f} s: {fault}",
+                    status=None,
+                    code="network_error",
+                )
+                retryable = True
+            else:
+                status = frame.get("status")
+                if isinstance(status, int) and 200 <= status < 300:
+                    return frame
+                failure = _frame_error(call, frame)
+                retryable = failure.status in RETRYABLE_STATUS
+                retry_after = failure.retry_after
+            wait = next_wait(self.retry, attempt, started, retry_after) if retryable and call.idempotent else None
+            if wait is None:
+                raise failure
+            await asyncio.sleep(wait)
 
     async def _request(self, call: _calls.Call[Any]) -> httpx.Response:
         started = time.monotonic()
@@ -657,6 +781,8 @@ class AsyncClient:
             await asyncio.sleep(follow.wait_before_retry(response, error))
 
     async def aclose(self) -> None:
+        if self._socket is not None:
+            await self._socket.aclose()
         if self._owns_http:
             await self._http.aclose()
 

@@ -12,7 +12,8 @@ class EdgegymError(Exception):
 
     ``status`` is the HTTP status (None when no response came back), ``code`` the
     server's stable error code (``turn_conflict``, ``episode_not_found``, …; or
-    ``network_error`` / ``deadline_exceeded`` / ``invalid_response`` from the client
+    ``network_error`` / ``deadline_exceeded`` / ``invalid_response`` / ``socket_refused``
+    (the server answered the ``/v1/ws`` upgrade with that status) from the client
     itself), ``message`` the server's explanation and ``request_id`` the id to find
     the request in the server's log.
     """

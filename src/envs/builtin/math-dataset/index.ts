@@ -34,6 +34,27 @@ export const MathDatasetConfig = z
   .strict();
 export type MathDatasetConfig = z.infer<typeof MathDatasetConfig>;
 
+/**
+ * `EDGEGYM_MATH_DATASET` read the same way on both runtimes (a Node environment variable,
+ * a Worker var): settings as JSON, or just the source's path or URL. Undefined when unset
+ * or empty; an error naming the variable when it does not validate.
+ *
+ * @example mathDatasetConfigFromVar("https://example.org/gsm8k/test.jsonl") // { source: "https://…" }
+ */
+export function mathDatasetConfigFromVar(raw: string | undefined): MathDatasetConfig | undefined {
+  const text = raw?.trim() ?? "";
+  if (text === "") return undefined;
+  let value: unknown;
+  try {
+    value = text.startsWith("{") ? JSON.parse(text) : { source: text };
+  } catch (err) {
+    throw new Error(`EDGEGYM_MATH_DATASET: not valid JSON (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+  }
+  const parsed = MathDatasetConfig.safeParse(value);
+  if (!parsed.success) throw new Error(`EDGEGYM_MATH_DATASET: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
+  return parsed.data;
+}
+
 const PROMPT_COLUMNS = ["question", "problem", "prompt", "input", "query"];
 /** GSM8K's `answer` ends in `#### 42`; MATH's `solution` has a `\boxed{}`: verifyMath reads both. */
 const ANSWER_COLUMNS = ["answer", "final_answer", "expected_answer", "solution", "target"];

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { parquetWriteBuffer } from "hyparquet-writer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readSource } from "../../datasets/read-source.node.js";
+import { envContentHash } from "../../content-hash.js";
 import { scoreEpisode, startEpisode, stepEpisode } from "../../engine.js";
 import { createMathDatasetEnv, MathDatasetConfig } from "./index.js";
 
@@ -80,6 +81,18 @@ describe("math-dataset", () => {
     expect((await play(env, 1, "x = \\boxed{-2}")).score.components[0]?.score).toBe(0);
     expect(requests - before).toBe(1);
     expect(env.dataset.size("train")).toBe(2);
+  });
+
+  it("hashes the rows it loads: a hash asked for before the first reset waits for them", async () => {
+    const lazy = createMathDatasetEnv({ source: `${baseUrl}/math.parquet` });
+    const loaded = createMathDatasetEnv({ source: `${baseUrl}/math.parquet` });
+    await loaded.dataset.ready();
+    const before = await envContentHash(lazy); // nothing loaded yet: the hash loads it
+    expect(lazy.dataset.size("train")).toBe(2);
+    expect(before).toBe(await envContentHash(loaded));
+    // Different rows, different hash: the data is in it, not a procedural sample of it.
+    const other = createMathDatasetEnv({ source: join(dir, "gsm8k.jsonl") }, { read: readSource });
+    expect(await envContentHash(other)).not.toBe(before);
   });
 
   it("takes explicit columns, splits and precision from the config, and refuses unknown settings", async () => {

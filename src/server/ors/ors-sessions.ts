@@ -1,0 +1,177 @@
+import { contentText, type AssistantMessage, type ChatMessage, type Episode, type StepResponse } from "../../protocol/index.js";
+import { ORS_SESSION_ID, orsToolSpec, respondTool, type OrsCreate, type OrsListTools, type OrsMessage, type OrsRunToolOutput, type OrsTextBlock, type OrsToolCall, type OrsToolSpec } from "../../protocol/ors.js";
+import type { EpisodeService } from "../episode-service.js";
+import { ApiError } from "../errors.js";
+import type { Tenant } from "../tenants/keys.js";
+import { checkSplit, taskAt } from "./ors-tasks.js";
+
+/** A prepared tool call: the task id to announce first, then the step (or an answer that needs none). */
+export type PreparedCall = { taskId: string; run: () => Promise<OrsRunToolOutput> };
+
+/** The reply tool's name: `respond`, unless the environment has a tool of that name. */
+export function respondName(tools: readonly { function: { name: string } }[]): string {
+  const taken = new Set(tools.map((t) => t.function.name));
+  for (const name of ["respond", "respond_message", "edgegym_respond"]) if (!taken.has(name)) return name;
+  // Three names taken by one environment's tools: refuse rather than guess a fourth.
+  throw new ApiError("env_unavailable", "this environment's tools take every name the ORS reply tool may have (respond, respond_message, edgegym_respond)");
+}
+
+/** A task id names the turn its call was applied at: re-sending it replays that step (stored), never applies another. */
+const TASK_ID = /^turn-(\d{1,9})$/;
+
+const text = (t: string): OrsTextBlock => ({ type: "text", text: t });
+
+/**
+ * ORS sessions over edgegym's durable episodes: the session id is the episode id, each
+ * tool call is one native step (same turn check, same stored reply on a retry), and the
+ * reward is the stored rubric score, computed once when the episode ends. Nothing is held
+ * in memory between requests, so any process serves any call of any session.
+ */
+export class OrsSessions {
+  constructor(private readonly service: EpisodeService) {}
+
+  /** The episode's head (turn 0's messages only): where it stands, its tools and its prompt. */
+  private async head(viewer: Tenant, sid: string, envId: string | undefined): Promise<Episode> {
+    const episode = await this.service.get(viewer, sid, { from_turn: 0, limit: 1 });
+    if (envId !== undefined && episode.env_id !== envId) {
+      throw new ApiError("invalid_request", `session "${sid}" is an episode of environment "${episode.env_id}", not "${envId}"`);
+    }
+    return episode;
+  }
+
+  /**
+   * POST /create: the episode whose id is the session id. A retry of the same create (the
+   * client retries on 502/503/504 and dropped connections) finds the episode it made.
+   */
+  async create(viewer: Tenant, sid: string, envId: string, body: OrsCreate): Promise<{ sid: string }> {
+    if (!ORS_SESSION_ID.test(sid)) {
+      throw new ApiError("invalid_request", "X-Session-ID must be a session id from POST /create_session (ep_ and 32 hex digits)");
+    }
+    if (body.toolset_name != null) throw new ApiError("invalid_request", `unknown toolset ${JSON.stringify(body.toolset_name)}: edgegym serves each environment's own tools, and no toolsets`);
+    const env = this.service.env(envId);
+    const spec = body.task_spec ?? taskAt(env, checkSplit(env, body.split ?? ""), body.index ?? -1);
+    // A task_spec from a client is checked like split and index (it names a task; it never carries one).
+    taskAt(env, checkSplit(env, spec.split), spec.index);
+    const reset = { split: spec.split, index: spec.index, ...(spec.seed === undefined ? {} : { seed: spec.seed }), ...(spec.args === undefined ? {} : { args: spec.args }) };
+    let existing: Episode | undefined;
+    try {
+      existing = await this.service.get(viewer, sid, { from_turn: 0, limit: 1 });
+    } catch (err) {
+      if (!(err instanceof ApiError) || (err.code !== "episode_not_found" && err.code !== "episode_expired")) throw err;
+      if (err.code === "episode_expired") throw new ApiError("invalid_request", "Session already exists (and has expired); open a new one with /create_session");
+    }
+    if (existing) {
+      if (existing.env_id === env.id && existing.split === spec.split && existing.index === spec.index) return { sid };
+      throw new ApiError("invalid_request", "Session already exists");
+    }
+    // The key makes a racing twin of this create (a retry sent while the first still ran) find the same episode.
+    await this.service.reset(viewer, env.id, reset, `ors:${sid}`, sid);
+    return { sid };
+  }
+
+  /** POST /delete: an episode still running is closed (its quota slot freed); a finished one keeps its transcript and score as they are. */
+  async delete(viewer: Tenant, sid: string): Promise<void> {
+    let episode: Episode;
+    try {
+      episode = await this.service.get(viewer, sid, { from_turn: 0, limit: 1 });
+    } catch (err) {
+      // The reference server answers a delete of an unknown session with its id too.
+      if (err instanceof ApiError && (err.code === "episode_not_found" || err.code === "episode_expired")) return;
+      throw err;
+    }
+    if (episode.status === "active") await this.service.close(viewer, sid);
+  }
+
+  /** POST /ping: the session is still there (404 unknown, 410 expired). */
+  async ping(viewer: Tenant, sid: string): Promise<void> {
+    await this.head(viewer, sid, undefined);
+  }
+
+  /** GET /{env}/tools: the environment's tools and the reply tool. */
+  tools(envId: string): OrsListTools {
+    const defs = this.service.env(envId).toolDefinitions();
+    return listTools([...defs.map(orsToolSpec), respondTool(respondName(defs))]);
+  }
+
+  /** GET /{env}/task_tools: the session's own tools (an environment may give each task its own) and the reply tool. */
+  async taskTools(viewer: Tenant, sid: string, envId: string | undefined): Promise<OrsListTools> {
+    const episode = await this.head(viewer, sid, envId);
+    return listTools([...episode.tools.map(orsToolSpec), respondTool(respondName(episode.tools))]);
+  }
+
+  /** GET /{env}/prompt: the opening messages' text, one block each (system prompt first). */
+  async prompt(viewer: Tenant, sid: string, envId: string | undefined): Promise<OrsTextBlock[]> {
+    const episode = await this.head(viewer, sid, envId);
+    return openingMessages(episode).map((m) => text(contentText(m.content)));
+  }
+
+  /** GET /{env}/messages: the opening messages, role-tagged. */
+  async messages(viewer: Tenant, sid: string, envId: string | undefined): Promise<OrsMessage[]> {
+    const episode = await this.head(viewer, sid, envId);
+    return openingMessages(episode).map((m) => ({ role: m.role === "tool" ? "user" : m.role, blocks: [text(contentText(m.content))] }));
+  }
+
+  /**
+   * POST /{env}/call, checked before the stream opens (an unknown session is an HTTP error).
+   * Without `task_id` the call is the episode's next turn; with one it is that turn again,
+   * which answers the stored reply when it was applied and applies it once when it was not.
+   */
+  async prepareCall(viewer: Tenant, sid: string, envId: string | undefined, call: OrsToolCall): Promise<PreparedCall> {
+    const episode = await this.head(viewer, sid, envId);
+    let turn = episode.turn;
+    if (call.task_id != null) {
+      const match = TASK_ID.exec(call.task_id);
+      turn = match ? Number(match[1]) : Number.NaN;
+      if (!(turn <= episode.turn)) throw new ApiError("invalid_request", `unknown task_id ${JSON.stringify(call.task_id)}: this session has no call at that turn`);
+    }
+    const taskId = `turn-${turn}`;
+    // Refusals take no step; a resume with their task id is checked again and refused alike.
+    const refuse = (error: string, reason: "not_found" | "input_validation" | "episode_finished"): PreparedCall => ({ taskId, run: () => Promise.resolve({ ok: false, error, reason }) });
+    if (call.task_id == null && episode.done) return refuse(`The episode is finished (${episode.stop_reason ?? "done"}); no more tool calls are taken`, "episode_finished");
+    const reply = respondName(episode.tools);
+    let message: AssistantMessage;
+    if (call.name === reply) {
+      const content = call.input.content;
+      if (typeof content !== "string" || Object.keys(call.input).length !== 1) return refuse(`Tool input validation error: ${reply} takes one argument, content (a string)`, "input_validation");
+      message = { role: "assistant", content };
+    } else if (episode.tools.some((t) => t.function.name === call.name)) {
+      // The call id is the turn's, so a resume sends the very message stored and reads its reply.
+      message = { role: "assistant", content: null, tool_calls: [{ id: `call_${turn}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.input) } }] };
+    } else {
+      return refuse(`${JSON.stringify(call.name)} is not a valid tool; the tools are ${[...episode.tools.map((t) => t.function.name), reply].join(", ")}`, "not_found");
+    }
+    return { taskId, run: () => this.step(viewer, sid, turn, message) };
+  }
+
+  /** One native step; when it ends the episode the rubric runs (once: a retry reads the stored score) and its total is the reward. */
+  private async step(viewer: Tenant, sid: string, turn: number, message: AssistantMessage): Promise<OrsRunToolOutput> {
+    let body: string;
+    try {
+      // No abort signal: a call whose client went away still completes, and its stored reply is what a resume with the task id reads.
+      body = await this.service.step(viewer, sid, { turn, message });
+    } catch (err) {
+      if (err instanceof ApiError && (err.code === "episode_done" || err.code === "episode_closed")) return { ok: false, error: err.message, reason: "episode_finished" };
+      throw err;
+    }
+    const reply = JSON.parse(body) as StepResponse;
+    const score = reply.done ? (await this.service.score(viewer, sid)).score : null;
+    return {
+      ok: true,
+      output: {
+        blocks: reply.messages.filter((m) => m.role !== "assistant").map((m) => text(contentText(m.content))),
+        metadata: { episode_id: reply.episode_id, turn: reply.turn, messages: reply.messages, stop_reason: reply.stop_reason, truncated: reply.truncated, score },
+        reward: score?.reward ?? null,
+        finished: reply.done,
+      },
+    };
+  }
+}
+
+function listTools(tools: OrsToolSpec[]): OrsListTools {
+  return { tools, terminal_tool: null, supports_score_group: false, message_block_types: ["text"] };
+}
+
+/** What the episode opened with: `head` reads turn 0 alone, so its messages are exactly those. */
+function openingMessages(episode: Episode): ChatMessage[] {
+  return episode.messages;
+}

@@ -1,0 +1,263 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { inProcessApp } from "../../../test/support/in-process.js";
+import { chunkText } from "./routes.js";
+
+// The ORS routes in-process: answers in the shapes the `openreward` client reads, a session
+// that is an episode, calls applied once however often they are sent, errors as `{"detail"}`.
+let opened: ReturnType<typeof inProcessApp>[] = [];
+function app(config: Parameters<typeof inProcessApp>[0] = {}) {
+  const built = inProcessApp(config);
+  opened.push(built);
+  const raw = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    built.app.request(path, { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers }, ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }) });
+  return { ...built, raw };
+}
+afterEach(() => {
+  for (const a of opened) a.close();
+  opened = [];
+});
+
+/** SSE events as the client's parser reads them (event name, data lines joined by "\n"). */
+async function events(res: Response): Promise<[string, string][]> {
+  const out: [string, string][] = [];
+  let event: string | undefined;
+  let data: string[] = [];
+  for (const line of (await res.text()).split("\n")) {
+    if (line === "") {
+      if (event) out.push([event, data.join("\n")]);
+      event = undefined;
+      data = [];
+    } else if (!line.startsWith(":")) {
+      const [field, ...rest] = line.split(":");
+      const value = rest.join(":").replace(/^ /, "");
+      if (field === "event") event = value;
+      else if (field === "data") data.push(value);
+    }
+  }
+  return out;
+}
+
+/** The JSON a call's stream ends with (chunks joined), and its task id. */
+// Tests index into answers of several shapes; their schemas are checked by the Python client.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function streamed(res: Response): Promise<{ taskId: string | undefined; result: any; error: string | undefined }> {
+  const list = await events(res);
+  const taskId = list.find(([e]) => e === "task_id")?.[1];
+  const error = list.find(([e]) => e === "error")?.[1];
+  const body = list.filter(([e]) => e === "chunk" || e === "end").map(([, d]) => d).join("");
+  return { taskId, result: body ? JSON.parse(body) : undefined, error };
+}
+
+type App = ReturnType<typeof app>;
+
+async function openSession(a: App, env: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<string> {
+  const created = await a.raw("POST", "/create_session", {}, headers);
+  expect(created.headers.get("content-type")).toContain("text/event-stream");
+  const [[event, sid], [end, empty]] = (await events(created)) as [[string, string], [string, string]];
+  expect([event, end, empty]).toEqual(["task_id", "end", ""]);
+  const create = await a.raw("POST", "/create", { env_name: env, ...body }, { "x-session-id": sid, ...headers });
+  expect(create.status, await create.clone().text()).toBe(200);
+  expect(await create.json()).toEqual({ sid });
+  return sid;
+}
+
+const call = (a: App, env: string, sid: string, name: string, input: unknown, extra: Record<string, unknown> = {}) =>
+  a.raw("POST", `/${env}/call`, { name, input, ...extra }, { "x-session-id": sid });
+
+const reverse = (s: string) => Array.from(s).reverse().join("");
+
+describe("ORS routes", () => {
+  it("lists environments, splits and tasks as the reference server does", async () => {
+    const a = app();
+    const envs = await (await a.raw("GET", "/list_environments")).json();
+    expect(envs).toEqual(expect.arrayContaining(["reverse-text", "tic-tac-toe", "tool-math"]));
+    expect(await (await a.raw("GET", "/reverse-text/splits")).json()).toEqual([
+      { name: "train", type: "train" },
+      { name: "eval", type: "validation" },
+    ]);
+    const count = await (await a.raw("POST", "/reverse-text/num_tasks", { split: "train" })).json();
+    expect(count.num_tasks).toBeGreaterThan(10);
+    expect(await (await a.raw("POST", "/reverse-text/task", { split: "train", index: 3 })).json()).toEqual({ task: { split: "train", index: 3 }, env_name: "reverse-text" });
+    const range = await (await a.raw("POST", "/reverse-text/task_range", { split: "train", start: -2 })).json();
+    expect(range.tasks).toEqual([
+      { split: "train", index: count.num_tasks - 2 },
+      { split: "train", index: count.num_tasks - 1 },
+    ]);
+    expect((await (await a.raw("POST", "/reverse-text/tasks", { split: "train" })).json()).tasks).toHaveLength(count.num_tasks);
+    // A procedural split is counted (one task per index up to 2^32 − 1) and paged, never listed whole.
+    expect((await (await a.raw("POST", "/tool-math/num_tasks", { split: "train" })).json()).num_tasks).toBe(2 ** 32);
+    const listed = await a.raw("POST", "/tool-math/tasks", { split: "train" });
+    expect([listed.status, (await listed.json()).detail]).toEqual([400, expect.stringContaining("num_tasks + get_task")]);
+    const huge = await a.raw("POST", "/tool-math/task_range", { split: "train", start: 0, stop: 2 ** 32 });
+    expect([huge.status, (await huge.json()).detail]).toEqual([400, expect.stringContaining("at most 10000")]);
+    // Without a variant the client sends bare paths, naming the environment in X-Deployment.
+    expect(await (await a.raw("GET", "/splits", undefined, { "x-deployment": "tool-math" })).json()).toEqual([
+      { name: "train", type: "train" },
+      { name: "eval", type: "validation" },
+    ]);
+    const tools = await (await a.raw("GET", "/tool-math/tools")).json();
+    expect(tools.tools.map((t: { name: string }) => t.name)).toEqual(["calculator", "respond"]);
+    expect(tools).toMatchObject({ terminal_tool: null, supports_score_group: false, message_block_types: ["text"] });
+    expect(await (await a.raw("GET", "/version")).json()).toEqual({ version: expect.any(String), build_sha: null });
+  });
+
+  it("a session is an episode: prompt, a respond call that ends it with the reward, the transcript natively", async () => {
+    const a = app();
+    const sid = await openSession(a, "reverse-text", { split: "train", index: 0 });
+    const prompt = await (await a.raw("GET", "/reverse-text/prompt", undefined, { "x-session-id": sid })).json();
+    expect(prompt.every((b: { type: string }) => b.type === "text")).toBe(true);
+    const messages = await (await a.raw("GET", "/reverse-text/messages", undefined, { "x-session-id": sid })).json();
+    expect(messages.at(-1)).toMatchObject({ role: "user", blocks: [{ type: "text" }] });
+    expect((await a.raw("POST", "/ping", undefined, { "x-session-id": sid })).status).toBe(200);
+    const text = messages.at(-1).blocks[0].text as string;
+    const res = await call(a, "reverse-text", sid, "respond", { content: `<answer>${reverse(text)}</answer>` });
+    const { taskId, result } = await streamed(res);
+    expect(taskId).toBe("turn-0");
+    expect(result).toMatchObject({ ok: true, output: { finished: true, blocks: [] } });
+    expect(result.output.reward).toBeCloseTo(1.2, 10);
+    expect(result.output.metadata).toMatchObject({ episode_id: sid, turn: 1, score: { reward: result.output.reward } });
+    const native = await a.call("GET", `/v1/episodes/${sid}`);
+    expect([native.json.status, native.json.score.reward]).toEqual(["done", result.output.reward]);
+    // After the end: refused without a step, in ORS's own refusal shape.
+    const after = await streamed(await call(a, "reverse-text", sid, "respond", { content: "again" }));
+    expect(after.result).toMatchObject({ ok: false, reason: "episode_finished" });
+    // Delete leaves a finished episode as it is.
+    expect(await (await a.raw("POST", "/delete", undefined, { "x-session-id": sid })).json()).toEqual({ sid });
+    expect((await a.call("GET", `/v1/episodes/${sid}`)).json.status).toBe("done");
+  });
+
+  it("a resumed call (task_id) answers the stored step and never applies a second one", async () => {
+    const a = app();
+    const sid = await openSession(a, "tool-math", { task_spec: { split: "train", index: 11 } });
+    const expression = "(4682 + 4613 + 6417 + 3065 + 1802 + 1707 + 4860 + 9853) / 8";
+    const first = await streamed(await call(a, "tool-math", sid, "calculator", { expression }));
+    expect(first.result.output).toMatchObject({ finished: false, reward: null, blocks: [{ type: "text", text: expect.any(String) }] });
+    const again = await streamed(await call(a, "tool-math", sid, "calculator", { expression }, { task_id: first.taskId }));
+    expect(again).toEqual(first);
+    expect((await a.call("GET", `/v1/episodes/${sid}`)).json.turn).toBe(1);
+    // The same task id with another call is a conflict, reported on the stream.
+    const other = await streamed(await call(a, "tool-math", sid, "calculator", { expression: "1+1" }, { task_id: first.taskId }));
+    expect(other.error).toMatch(/^turn_conflict: /);
+    const unknown = await call(a, "tool-math", sid, "calculator", { expression }, { task_id: "turn-9" });
+    expect([unknown.status, (await unknown.json()).detail]).toEqual([400, expect.stringContaining("unknown task_id")]);
+    const answer = first.result.output.blocks[0].text;
+    const done = await streamed(await call(a, "tool-math", sid, "respond", { content: `<answer>${answer}</answer>` }));
+    expect(done.result.output.finished).toBe(true);
+    // A retry of the final call reads the stored reply and the stored score.
+    const doneAgain = await streamed(await call(a, "tool-math", sid, "respond", { content: `<answer>${answer}</answer>` }, { task_id: done.taskId }));
+    expect(doneAgain).toEqual(done);
+  });
+
+  it("a retried create finds its episode; another task under the same id is refused", async () => {
+    const a = app();
+    const sid = await openSession(a, "tic-tac-toe", { split: "train", index: 2 });
+    const retry = await a.raw("POST", "/create", { env_name: "tic-tac-toe", split: "train", index: 2 }, { "x-session-id": sid });
+    expect([retry.status, await retry.json()]).toEqual([200, { sid }]);
+    const clash = await a.raw("POST", "/create", { env_name: "tic-tac-toe", split: "train", index: 3 }, { "x-session-id": sid });
+    expect([clash.status, (await clash.json()).detail]).toEqual([400, "Session already exists"]);
+    // Refusals that take no step: an unknown tool, bad input to respond.
+    const unknownTool = await streamed(await call(a, "tic-tac-toe", sid, "shell", { cmd: "ls" }));
+    expect(unknownTool.result).toMatchObject({ ok: false, reason: "not_found" });
+    const badInput = await streamed(await call(a, "tic-tac-toe", sid, "respond", { content: 5 }));
+    expect(badInput.result).toMatchObject({ ok: false, reason: "input_validation" });
+    const move = await streamed(await call(a, "tic-tac-toe", sid, "respond", { content: "<move>5</move>" }));
+    expect(move.result.output).toMatchObject({ finished: false, reward: null, metadata: { turn: 1 } });
+    expect(move.result.output.blocks[0].text).toContain("|");
+    // Delete closes an episode still running.
+    await a.raw("POST", "/delete", undefined, { "x-session-id": sid });
+    expect((await a.call("GET", `/v1/episodes/${sid}`)).json.status).toBe("closed");
+    const closed = await streamed(await call(a, "tic-tac-toe", sid, "respond", { content: "<move>1</move>" }));
+    expect(closed.result).toMatchObject({ ok: false, reason: "episode_finished" });
+  });
+
+  it("bad input is a 4xx with the message in `detail`", async () => {
+    const a = app();
+    const noSid = await a.raw("POST", "/reverse-text/call", { name: "respond", input: {} });
+    expect([noSid.status, (await noSid.json()).detail]).toEqual([400, "X-Session-ID header is required"]);
+    const unknownSession = await a.raw("GET", "/reverse-text/prompt", undefined, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
+    expect([unknownSession.status, (await unknownSession.json()).code]).toEqual([404, "episode_not_found"]);
+    const unknownEnv = await a.raw("GET", "/nope/splits");
+    expect([unknownEnv.status, (await unknownEnv.json()).code]).toEqual([404, "env_not_found"]);
+    const noEnv = await a.raw("GET", "/splits");
+    expect(noEnv.status).toBe(400);
+    const badSplit = await a.raw("POST", "/reverse-text/task", { split: "test", index: 0 });
+    expect([badSplit.status, (await badSplit.json()).detail]).toEqual([400, expect.stringContaining("Invalid split")]);
+    const badIndex = await a.raw("POST", "/reverse-text/task", { split: "train", index: -1 });
+    expect([badIndex.status, (await badIndex.json()).detail]).toEqual([400, expect.stringContaining("Invalid index")]);
+    const extra = await a.raw("POST", "/reverse-text/task", { split: "train", index: 0, shuffle: true });
+    expect(extra.status).toBe(422);
+    expect((await extra.json()).detail[0]).toMatchObject({ type: "unrecognized_keys", loc: ["body"] });
+    const malformed = await a.raw("POST", "/reverse-text/task", "{nope");
+    expect([malformed.status, (await malformed.json()).code]).toEqual([400, "malformed_json"]);
+    const proto = await a.raw("POST", "/reverse-text/task", '{"split": "train", "index": 0, "__proto__": {}}');
+    expect(proto.status).toBe(400);
+    const protoCall = await a.raw("POST", "/reverse-text/call", '{"name": "respond", "input": {"__proto__": {"content": "x"}}}', { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
+    expect([protoCall.status, (await protoCall.json()).code]).toEqual([400, "invalid_request"]);
+    const both = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0, task_spec: { split: "train", index: 0 } }, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
+    expect(both.status).toBe(422);
+    const badSid = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": "my-session" });
+    expect([badSid.status, (await badSid.json()).detail]).toEqual([400, expect.stringContaining("/create_session")]);
+    const toolset = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0, toolset_name: "claude-code" }, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
+    expect(toolset.status).toBe(400);
+    const overrides = await a.raw("POST", "/create_session", { env: { OPENAI_API_KEY: "x" } });
+    expect(overrides.status).toBe(400);
+    const group = await a.raw("POST", "/reverse-text/score_group", { candidates: [] }, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
+    expect(group.status).toBe(404);
+    const method = await a.raw("GET", "/reverse-text/call");
+    expect([method.status, (await method.json()).code]).toEqual([405, "method_not_allowed"]);
+  });
+
+  it("a session is another environment's: refused on that environment's routes", async () => {
+    const a = app();
+    const sid = await openSession(a, "reverse-text", { split: "train", index: 0 });
+    const res = await a.raw("GET", "/tool-math/prompt", undefined, { "x-session-id": sid });
+    expect([res.status, (await res.json()).detail]).toEqual([400, expect.stringContaining('environment "reverse-text"')]);
+  });
+
+  it("a body over the limit is 413 before it is read", async () => {
+    const a = app({ config: { bodyLimitBytes: 1000 } });
+    const big = await a.raw("POST", "/reverse-text/call", { name: "respond", input: { content: "x".repeat(2000) } }, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
+    expect([big.status, (await big.json()).code]).toEqual([413, "payload_too_large"]);
+  });
+
+  it("with API keys every route needs one, as a Bearer token or X-API-Key; sessions are the tenant's own", async () => {
+    const a = app({ config: { apiKeys: ["alice:sk-alice", "bob:sk-bob"] } });
+    for (const [method, path] of [
+      ["GET", "/list_environments"],
+      ["GET", "/reverse-text/splits"],
+      ["POST", "/create_session"],
+      ["POST", "/reverse-text/call"],
+      ["POST", "/ping"],
+      ["GET", "/version"],
+    ] as const) {
+      const res = await a.raw(method, path);
+      expect([path, res.status]).toEqual([path, 401]);
+      expect((await res.json()).detail).toContain("X-API-Key");
+    }
+    const empty = await a.raw("GET", "/list_environments", undefined, { "x-api-key": "" });
+    expect(empty.status).toBe(401);
+    const wrong = await a.raw("GET", "/list_environments", undefined, { "x-api-key": "sk-nope" });
+    expect(wrong.status).toBe(401);
+    const alice = { "x-api-key": "sk-alice" };
+    expect((await a.raw("GET", "/list_environments", undefined, { authorization: "Bearer sk-alice" })).status).toBe(200);
+    const sid = await openSession(a, "reverse-text", { split: "train", index: 0 }, alice);
+    const asBob = await a.raw("GET", "/reverse-text/prompt", undefined, { "x-session-id": sid, "x-api-key": "sk-bob" });
+    expect(asBob.status).toBe(404);
+    const bobCall = await a.raw("POST", "/reverse-text/call", { name: "respond", input: { content: "x" } }, { "x-session-id": sid, "x-api-key": "sk-bob" });
+    expect(bobCall.status).toBe(404);
+    // Bob cannot take over Alice's session id for an episode of his own either.
+    const bobCreate = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": sid, "x-api-key": "sk-bob" });
+    expect([bobCreate.status, (await bobCreate.json()).detail]).toEqual([400, expect.stringContaining("already taken")]);
+    expect((await a.raw("GET", "/reverse-text/prompt", undefined, { "x-session-id": sid, ...alice })).status).toBe(200);
+  });
+
+  it("chunks never split a surrogate pair", () => {
+    const text = "a😀".repeat(5);
+    for (const size of [1, 2, 3, 4]) {
+      const pieces = chunkText(text, Math.max(size, 2));
+      expect(pieces.join("")).toBe(text);
+      // A lone surrogate does not survive UTF-8: it comes back as U+FFFD.
+      for (const p of pieces) expect(new TextDecoder().decode(new TextEncoder().encode(p))).toBe(p);
+    }
+  });
+});

@@ -1,0 +1,177 @@
+"""Drives edgegym's ORS wire with the `openreward` package's own client (test/ors-client.test.ts runs it).
+
+Usage: python drive_ors.py BASE_URL [API_KEY]
+
+Everything goes through openreward 0.1.167's public API (OpenReward, environments.get, Environment's
+splits and tasks, Session's prompt, tools and call_tool) except the resume check, which calls the
+client's own `resumable_sse` with a task id, as the client does itself after a stream is cut. Then
+one episode through TRL 1.16.0's ORS adapter (OpenRewardSpec's environment_factory and reward_funcs,
+as GRPOTrainer calls them). Prints one JSON line of what it saw; any failed check exits non-zero.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+os.environ.setdefault("OPENREWARD_DISABLE_UPDATE_CHECK", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+import aiohttp  # noqa: E402
+from openreward import OpenReward  # noqa: E402
+from openreward.api._session.http import AuthenticationError, resumable_sse, set_retry_policy  # noqa: E402
+from openreward.api.environments.client import Task  # noqa: E402
+from openreward.api.errors import ToolCallError  # noqa: E402
+
+BASE = sys.argv[1].rstrip("/")
+KEY = sys.argv[2] if len(sys.argv) > 2 else None
+# The calculator expression for tool-math's task 11 (the mean of its eight numbers), as the native test sends it.
+TOOL_MATH_EXPRESSION = "(4682 + 4613 + 6417 + 3065 + 1802 + 1707 + 4860 + 9853) / 8"
+
+# As docs/ors.md prints it: the environment's URL is given to environments.get, so the
+# platform's own hosts (api./sessions. subdomains of base_url) are never contacted.
+client = OpenReward(api_key=KEY, base_url=BASE)
+
+
+def text_of(blocks) -> str:
+    return "\n".join(b.text for b in blocks if b.type == "text")
+
+
+def reverse_text(seen: dict) -> None:
+    # No variant: bare paths, the environment named by the X-Deployment header.
+    env = client.environments.get("reverse-text", base_url=BASE)
+    assert env.list_splits() == ["train", "eval"], env.list_splits()
+    n = env.num_tasks("train")
+    assert n > 10, n
+    task = env.get_task("train", 0)
+    assert task.task_spec == {"split": "train", "index": 0}, task.task_spec
+    assert [t.task_spec["index"] for t in env.get_task_range("train", -2)] == [n - 2, n - 1]
+    assert len(env.list_tasks("train")) == n
+    assert [t.name for t in env.list_tools()] == ["respond"]
+    with env.session(task=task) as session:
+        assert session.sid.startswith("ep_"), session.sid
+        messages = session.get_messages(format="openai")
+        assert messages[-1]["role"] == "user", messages
+        prompt = messages[-1]["content"]
+        assert prompt in text_of(session.get_prompt())
+        tools = session.list_tools(format="openai")
+        assert [t["name"] for t in tools] == ["respond"], tools
+        out = session.call_tool("respond", {"content": f"<answer>{prompt[::-1]}</answer>"})
+        assert out.finished is True and abs(out.reward - 1.2) < 1e-9, out
+        assert out.metadata["score"]["reward"] == out.reward and out.metadata["episode_id"] == session.sid
+        try:
+            session.call_tool("respond", {"content": "again"})
+            raise AssertionError("a call after the end was taken")
+        except ToolCallError as err:
+            assert err.reason == "episode_finished", err
+        seen["reverse_text_reward"] = out.reward
+
+
+def read_board(text: str) -> list:
+    rows = [line for line in text.split("\n") if len(line) == 10 and line[0] == " " and line[2:5] == " | " and line[6:9] == " | "]
+    cells = [c.strip() for row in rows[-3:] for c in row.split("|")]
+    return [c if c in ("X", "O") else None for c in cells]
+
+
+def tic_tac_toe(seen: dict) -> None:
+    # A variant: paths under /tic-tac-toe/, and a task_spec carrying the environment's args.
+    env = client.environments.get("edgegym", variant="tic-tac-toe", base_url=BASE)
+    base = env.get_task("train", 2)
+    task = Task(server_name=base.server_name, environment_name=base.environment_name, task_spec={**base.task_spec, "args": {"opponent": "random"}}, namespace=base.namespace)
+    with env.session(task=task) as session:
+        board_text = text_of(session.get_prompt())
+        moves = 0
+        out = None
+        while moves < 9:
+            board = read_board(board_text)
+            cell = next(i for i, c in enumerate(board) if c is None) + 1
+            out = session.call_tool("respond", {"content": f"<move>{cell}</move>"})
+            moves += 1
+            board_text = text_of(out.blocks)
+            if out.finished:
+                break
+        assert out is not None and out.finished and out.reward is not None, out
+        seen["tic_tac_toe"] = {"moves": moves, "reward": out.reward, "last": board_text}
+
+
+def tool_math(seen: dict) -> None:
+    env = client.environments.get("tool-math", base_url=BASE)
+    assert [t.name for t in env.list_tools()] == ["calculator", "respond"]
+    with env.session(split="train", index=11) as session:
+        try:
+            session.call_tool("shell", {"cmd": "ls"})
+            raise AssertionError("an unknown tool was called")
+        except ToolCallError as err:
+            assert err.reason == "not_found", err
+        result = session.call_tool("calculator", {"expression": TOOL_MATH_EXPRESSION})
+        assert result.finished is False and result.reward is None and text_of(result.blocks) == "4624.875", result
+        # The stream of that call cut and resumed: the client's own resume (its task id, here turn-0)
+        # answers the stored output and takes no second step.
+        resumed = asyncio.run(resume(session.sid, "tool-math", {"name": "calculator", "input": {"expression": TOOL_MATH_EXPRESSION}}, "turn-0"))
+        assert resumed["ok"] and resumed["output"]["blocks"][0]["text"] == "4624.875", resumed
+        assert resumed["output"]["metadata"]["turn"] == 1, resumed
+        out = session.call_tool("respond", {"content": "<answer>4624.875</answer>"})
+        assert out.finished and abs(out.reward - 1.1) < 1e-9, out
+        assert out.metadata["turn"] == 2, out.metadata  # two steps: the resume applied nothing
+        seen["tool_math_reward"] = out.reward
+
+
+async def resume(sid: str, env_id: str, body: dict, task_id: str) -> dict:
+    async with aiohttp.ClientSession(base_url=BASE) as http:
+        set_retry_policy(http, "env-server")
+        return await resumable_sse(http, f"/{env_id}/call", KEY, json=body, sid=sid, task_id=task_id, max_retries=2)
+
+
+def errors(seen: dict) -> None:
+    env = client.environments.get("no-such-env", base_url=BASE)
+    try:
+        env.list_splits()
+        raise AssertionError("an unknown environment answered")
+    except aiohttp.ClientResponseError as err:
+        assert err.status == 404 and "no-such-env" in err.message, (err.status, err.message)
+    env = client.environments.get("reverse-text", base_url=BASE)
+    try:
+        env.get_task("nope", 0)
+        raise AssertionError("an unknown split answered")
+    except aiohttp.ClientResponseError as err:
+        assert err.status == 400 and err.message.startswith("Invalid split"), err.message
+    if KEY:
+        keyless = OpenReward(api_key="", base_url=BASE).environments.get("reverse-text", base_url=BASE)
+        try:
+            keyless.list_splits()
+            raise AssertionError("a request without the key answered")
+        except AuthenticationError:
+            pass
+    seen["errors"] = "ok"
+
+
+def trl_adapter(seen: dict) -> None:
+    # TRL's adapter reads the session host from OPENREWARD_SESSION_URL when given a URL (its client
+    # would otherwise put "sessions." before the host), and names the environment with env_name.
+    os.environ["OPENREWARD_SESSION_URL"] = BASE
+    if KEY:
+        os.environ["OPENREWARD_API_KEY"] = KEY
+    from trl.experimental.openreward import OpenRewardSpec
+
+    spec = OpenRewardSpec(BASE, env_name="reverse-text", num_tasks=2, api_key=KEY)
+    make = spec.environment_factory
+    rollout = make()
+    prompt = rollout.reset(task_index=1)
+    assert hasattr(rollout, "respond"), "the respond tool was not bound as a method"
+    target = prompt.split("\n")[-1]
+    text = rollout.respond(content=f"<answer>{target[::-1]}</answer>")
+    assert rollout.finished, (text, rollout.rewards)
+    rewards = spec.reward_funcs(environments=[rollout])
+    assert rewards == [rollout.reward] and abs(rewards[0] - 1.2) < 1e-9, rewards
+    rollout._close()
+    seen["trl_reward"] = rewards[0]
+
+
+seen: dict = {}
+reverse_text(seen)
+tic_tac_toe(seen)
+tool_math(seen)
+errors(seen)
+trl_adapter(seen)
+client.close()
+print(json.dumps(seen))
