@@ -35,7 +35,8 @@ phase "openenv venv" bash -c 'bash scripts/openenv-venv.sh >/dev/null'
 phase "ors venv" bash -c 'bash scripts/ors-venv.sh >/dev/null'
 # verifiers 0.3.1 and 0.4.0 from PyPI, whose own loaders and writers test/verifiers-formats.test.ts runs.
 phase "verifiers venvs" bash -c 'bash scripts/verifiers-venv.sh vf03 >/dev/null && bash scripts/verifiers-venv.sh vf04 >/dev/null'
-export EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_OPENENV=1 EDGEGYM_REQUIRE_ORS=1 EDGEGYM_REQUIRE_MCP_PYTHON=1 EDGEGYM_REQUIRE_VERIFIERS=1
+# The web console is tested in Debian's chromium (.ci/run installs it): required, not skipped.
+export EDGEGYM_REQUIRE_BROWSER=1 EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_OPENENV=1 EDGEGYM_REQUIRE_ORS=1 EDGEGYM_REQUIRE_MCP_PYTHON=1 EDGEGYM_REQUIRE_VERIFIERS=1
 phase vitest npx vitest run
 # Tests that run inside workerd (the Workers runtime) with a local D1.
 phase workerd npx vitest run --config vitest.workerd.config.ts

@@ -183,6 +183,10 @@ export const EpisodeTurn = z
     turn: z.number().int().min(0).meta({ description: "0: the opening messages; t ≥ 1: the t-th assistant message and the environment's reply.", example: 1 }),
     message_count: z.number().int().min(0).meta({ description: "How many entries of `messages` this turn contributes, in order.", example: 2 }),
     sampled: z.union([SampledTokens, z.null()]),
+    created_at: z.iso.datetime().meta({
+      description: "When the turn was stored: turn 0 at reset, turn t when its step was applied (a fork's prefix keeps its parent's times). The gap to the previous turn is the time between steps: the client's generation plus the environment's reply.",
+      example: "2026-11-22T12:00:03.120Z",
+    }),
   })
   .strict()
   .meta({ id: "EpisodeTurn" });

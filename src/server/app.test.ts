@@ -200,13 +200,10 @@ describe("errors, auth and limits", () => {
     expect([res.status, res.json.error.code]).toEqual([404, "route_not_found"]);
   });
 
-  it("serves the OpenAPI document and the docs page", async () => {
+  it("serves the OpenAPI document (the /docs page: src/server/console/routes.test.ts)", async () => {
     const { call } = setup();
     const doc = await call("GET", "/openapi.json");
     expect(doc.json.openapi).toBe("3.1.0");
     expect(Object.keys(doc.json.paths)).toContain("/v1/episodes/{episode_id}/step");
-    const docs = await call("GET", "/docs");
-    expect(docs.status).toBe(200);
-    expect(docs.text).toContain("/openapi.json");
   });
 });

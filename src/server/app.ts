@@ -13,6 +13,7 @@ import { jsonBody } from "./middleware/json-body.js";
 import { requestId } from "./middleware/request-id.js";
 import { registerProtocolComponents } from "./openapi/components.js";
 import { registerDocsRoutes } from "./routes/docs.js";
+import { registerConsoleRoutes } from "./console/routes.js";
 import { registerEnvRoutes } from "./routes/envs.js";
 import { registerEpisodeRoutes } from "./routes/episodes.js";
 import { registerEpisodeRescoreRoute } from "./routes/episode-rescore.js";
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerMcpRoutes(app, service, config);
   registerOrsRoutes(app, service, config, () => registry.list().map((e) => e.id));
   registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 || config.adminApiKeys.length > 0 });
+  registerConsoleRoutes(app, deps.assets);
 
   const allowedMethods = allowedMethodsLookup(app.routes);
   app.notFound((c) => {

@@ -6,6 +6,7 @@ import type { EvalRequest } from "../protocol/index.js";
 import type { EdgegymDb } from "./db/database.js";
 import type { Tenant } from "./tenants/keys.js";
 import { DEFAULT_QUOTAS, type TenantQuotas } from "./tenants/quotas.js";
+import type { StaticAssets } from "./console/static-assets.js";
 
 export interface ServerConfig {
   /** Bearer keys accepted on /v1, each `name:key` or a bare key (named `key_<hash prefix>`); empty (and no admin keys) = open. */
@@ -92,6 +93,8 @@ export interface AppDeps {
   evalModel?: (request: EvalRequest & { model: string }) => ChatModel;
   /** The runtime's WebSocket upgrade (`@hono/node-server` on Node, `hono/cloudflare-workers` on Workers); without it socket routes answer 503. */
   upgradeWebSocket?: UpgradeWebSocket;
+  /** The web console's built files (`/ui`, `/docs`): from disk on Node, the ASSETS binding on Workers; without them those pages answer 404. */
+  assets?: StaticAssets;
 }
 
 export interface AppEnv {

@@ -324,7 +324,7 @@ export class EpisodeService {
     for (const record of records) {
       const own = turnMessages(record);
       messages.push(...own);
-      turns.push({ turn: record.turn, message_count: own.length, sampled: (record.sampled as SampledTokens | null) ?? null });
+      turns.push({ turn: record.turn, message_count: own.length, sampled: (record.sampled as SampledTokens | null) ?? null, created_at: new Date(record.createdAt).toISOString() });
     }
     return {
       episode_id: row.id,

@@ -64,7 +64,7 @@ export function describeLongHorizonConformance(options: ConformanceOptions): voi
       expect(whole.json).toMatchObject({ from_turn: 0, next_from_turn: null, parent: null, template_changes: [], turn: played.turn });
       expect(whole.json.messages).toEqual(played.messages);
       expect(whole.json.turns.map((t: { turn: number }) => t.turn)).toEqual([0, 1, 2].slice(0, played.turn + 1));
-      expect(whole.json.turns[0]).toEqual({ turn: 0, message_count: opening.length, sampled: null });
+      expect(whole.json.turns[0]).toEqual({ turn: 0, message_count: opening.length, sampled: null, created_at: whole.json.created_at });
 
       const pages: Message[] = [];
       let from: number | null = 0;

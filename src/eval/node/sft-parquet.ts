@@ -27,14 +27,23 @@ const SCHEMA = [
   text("tool_call_id"),
 ] as const;
 
-/** SFT rows as a Parquet file (snappy-compressed), through hyparquet-writer: pure JS, no native code. */
-export function sftParquet(rows: readonly SftRow[]): Uint8Array {
+/**
+ * SFT rows as a Parquet file (snappy-compressed), through hyparquet-writer: pure JS, no native code.
+ * Rows that carry the environment's tools (`edgegym generate` on a tool environment) add a
+ * `tools` column holding each row's tool list as JSON text: JSON Schemas of arbitrary shape
+ * have no fixed Parquet struct, and `json.loads` gives back exactly what the JSONL form holds.
+ */
+export function sftParquet(rows: readonly (SftRow & { tools?: readonly unknown[] })[]): Uint8Array {
   const messages = rows.map((r) =>
     r.messages.map((m) => ({ role: m.role, content: m.content, tool_calls: m.tool_calls ?? null, tool_call_id: m.tool_call_id ?? null })),
   );
+  const withTools = rows.some((r) => r.tools !== undefined);
+  const schema = withTools ? [{ ...SCHEMA[0], num_children: 2 }, ...SCHEMA.slice(1), text("tools")] : SCHEMA;
+  const columnData: { name: string; data: unknown[] }[] = [{ name: "messages", data: messages }];
+  if (withTools) columnData.push({ name: "tools", data: rows.map((r) => (r.tools === undefined ? null : JSON.stringify(r.tools))) });
   const buffer = parquetWriteBuffer({
-    columnData: [{ name: "messages", data: messages }],
-    schema: SCHEMA as unknown as Parameters<typeof parquetWriteBuffer>[0]["schema"],
+    columnData: columnData as Parameters<typeof parquetWriteBuffer>[0]["columnData"],
+    schema: schema as unknown as Parameters<typeof parquetWriteBuffer>[0]["schema"],
     createdBy: "edgegym export-sft",
   });
   return new Uint8Array(buffer);

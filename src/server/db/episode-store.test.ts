@@ -77,7 +77,7 @@ describe("EpisodeStore", () => {
     const { row: inserted, created } = await s.insert(row("ep_1"), OPENING);
     expect(created).toBe(true);
     expect(inserted).toMatchObject({ id: "ep_1", args: { level: 2 }, metadata: { run: "r1" }, state: null, score: null, truncated: false });
-    expect(await s.readTurns([{ episodeId: "ep_1", from: 0, to: 5 }])).toEqual([{ turn: 0, message: null, replyMessages: OPENING, sampled: null }]);
+    expect(await s.readTurns([{ episodeId: "ep_1", from: 0, to: 5 }])).toEqual([{ turn: 0, message: null, replyMessages: OPENING, sampled: null, createdAt: inserted.createdAt }]);
     const raw = await db.get<{ state: null; score: null }>(sql`select state is null as state, score is null as score from episodes where id = 'ep_1'`);
     expect(raw).toEqual({ state: 1, score: 1 });
     const withState = await s.insert(row("ep_2", { state: { n: 1 } }), OPENING);

@@ -58,6 +58,8 @@ export interface TurnRecord {
   message: unknown;
   replyMessages: unknown[];
   sampled: unknown;
+  /** When the turn was stored (ms since the epoch): reset for turn 0, its step otherwise. */
+  createdAt: number;
 }
 
 /** A stretch of one episode's turn rows: a fork's transcript is its ancestors' stretches, then its own. */
@@ -282,6 +284,7 @@ export class EpisodeStore {
           // SQLite cuts the reply's messages out of the stored body: no parse of the whole body in JavaScript.
           replyMessages: sql<string>`coalesce(${episodeTurns.replyMessages}, json_extract(${episodeTurns.reply}, '$.messages'), '[]')`,
           sampled: episodeTurns.sampled,
+          createdAt: episodeTurns.createdAt,
         })
         .from(episodeTurns)
         .where(and(eq(episodeTurns.episodeId, s.episodeId), between(episodeTurns.turn, s.from, s.to)))

@@ -3,9 +3,11 @@ import cluster from "node:cluster";
 import { parseArgs } from "node:util";
 import { evalCommand } from "../../eval/node/eval-command.js";
 import { exportSftCommand } from "../../eval/node/export-sft-command.js";
+import { generateCommand } from "../../eval/node/generate-command.js";
 import { createMathDatasetEnv } from "../../envs/builtin/math-dataset/index.js";
 import { readSource } from "../../envs/datasets/read-source.node.js";
 import { rescoreCommand } from "../../eval/node/rescore-command.js";
+import { viewCommand } from "./view.js";
 import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
 import { loadEnvModules } from "./load-envs.js";
@@ -19,8 +21,10 @@ Usage:
   edgegym serve [--port N] [--host H] [--db PATH|:memory:] [--env PATH_OR_PACKAGE]... [--config FILE] [--workers N|auto]
   edgegym eval ENV_ID -m MODEL [-b BASE_URL] [-n N] [-r R] [-c C] [--server URL] ...   (edgegym eval --help)
   edgegym export-sft RESULTS --min-reward X [--best-per-example] [--format jsonl|parquet]
+  edgegym generate ENV_ID --expert builtin|FILE | --model M [--best-of N] [--min-reward X]   (SFT data; --help)
   edgegym init DIR [--name NAME] [--edgegym SPEC]   an environment package that passes its own tests
   edgegym rescore RUN_DIR [--no-replay] [-c N] [-o FILE]   (score stored rollouts again, without the model)
+  edgegym view RUN_DIR... [--port N]   the web console's evaluation pages for runs on disk (vf-eval's too)
 
 ${settingsUsage()}`;
 
@@ -102,8 +106,14 @@ async function main(): Promise<void> {
     case "export-sft":
       process.exitCode = await exportSftCommand(rest);
       return;
+    case "generate":
+      process.exitCode = await generateCommand(rest);
+      return;
     case "rescore":
       process.exitCode = await rescoreCommand(rest);
+      return;
+    case "view":
+      process.exitCode = await viewCommand(rest);
       return;
     case undefined:
     case "help":

@@ -6,6 +6,7 @@ import { createNodeOnlyEnvs } from "../../envs/builtin/node-only.js";
 import { createApp } from "../app.js";
 import type { ServerConfig } from "../context.js";
 import { openNodeDatabase, type SqliteSynchronous } from "../db/node-sqlite.js";
+import { consoleFilesOnDisk } from "./console-files.js";
 
 export interface NodeServerOptions {
   port: number;
@@ -35,7 +36,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? [])]);
   // WebSockets (the OpenEnv /ws session) through @hono/node-server's own upgrade helper over `ws`,
   // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
-  const { app, store, evals, config } = createApp({ db: database.db, registry, config: options.config ?? {}, upgradeWebSocket });
+  const { app, store, evals, config } = createApp({ db: database.db, registry, config: options.config ?? {}, upgradeWebSocket, assets: consoleFilesOnDisk() });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
 
   const reap = async (): Promise<void> => {

@@ -1,13 +1,32 @@
-import type { D1Database, ExecutionContext, ScheduledController } from "@cloudflare/workers-types/index.ts";
+import type { D1Database, ExecutionContext, Fetcher, ScheduledController } from "@cloudflare/workers-types/index.ts";
 import { upgradeWebSocket } from "hono/cloudflare-workers";
 import { createMathDatasetEnv, EnvRegistry, mathDatasetConfigFromVar, type AnyEnvironment } from "../../envs/index.js";
 import { createApp, type EdgegymApp } from "../app.js";
 import { serverConfigFromVars, type ConfigVars } from "../config-vars.js";
 import { openD1Database } from "../db/d1.js";
+import type { StaticAssets } from "../console/static-assets.js";
 
 /** What wrangler.jsonc binds: the D1 database, plus vars and secrets (EDGEGYM_API_KEYS is a secret). */
 export interface WorkerBindings extends ConfigVars {
   DB: D1Database;
+  /** The console's built files (wrangler.jsonc `assets`, dist/console); absent, /ui and /docs answer 404. */
+  ASSETS?: Fetcher;
+}
+
+/**
+ * The console's files through the static-assets binding. Every request reaches the Worker
+ * first (`run_worker_first`), so /ui gets the same request ids, headers and path checks as
+ * on Node; the binding only hands back bytes.
+ */
+function consoleFilesFromBinding(assets: Fetcher): StaticAssets {
+  return {
+    async read(path) {
+      const res = await assets.fetch(`https://assets.invalid/${path}`);
+      if (res.status === 404) return null;
+      if (!res.ok) throw new Error(`static assets binding answered ${res.status} for ${path}`);
+      return new Uint8Array(await res.arrayBuffer());
+    },
+  };
 }
 
 /**
@@ -53,7 +72,7 @@ export function createWorker(envs: readonly AnyEnvironment[]): EdgegymWorker {
   const appFor = (bindings: WorkerBindings): EdgegymApp => {
     let built = apps.get(bindings);
     if (!built) {
-      built = createApp({ db: openD1Database(bindings.DB), registry: registryFor(bindings), config: serverConfigFromVars(bindings), upgradeWebSocket });
+      built = createApp({ db: openD1Database(bindings.DB), registry: registryFor(bindings), config: serverConfigFromVars(bindings), upgradeWebSocket, ...(bindings.ASSETS ? { assets: consoleFilesFromBinding(bindings.ASSETS) } : {}) });
       apps.set(bindings, built);
     }
     return built;

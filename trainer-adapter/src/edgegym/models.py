@@ -289,6 +289,7 @@ class EpisodeTurn(_Response):
     turn: int
     message_count: int
     sampled: SampledTokens | None
+    created_at: str
 
 
 class Episode(_Response):

@@ -57,12 +57,13 @@ CORPUS = [
 ]
 
 
-def build_tokenizer(vocab_size: int = 420) -> PreTrainedTokenizerFast:
+def build_tokenizer(vocab_size: int = 420, corpus: Sequence[str] | None = None) -> PreTrainedTokenizerFast:
+    """``corpus``: text to learn the merges from (default: the test environments' own words)."""
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(CORPUS * 4, trainer=trainer)
+    tok.train_from_iterator(list(corpus or CORPUS) * 4, trainer=trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|pad|>")
     fast.chat_template = CHAT_TEMPLATE
     return fast

@@ -1,4 +1,6 @@
-"""``edgegym-train --config FILE``: GRPO on an edgegym environment, one line of metrics per step."""
+"""``edgegym-train [grpo] --config FILE``: GRPO on an edgegym environment, one line of metrics per step.
+
+``edgegym-train sft --config FILE`` fine-tunes on SFT data first (see edgegym.sft)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,14 @@ def build_config(path: str, overrides: list[str]) -> GRPOConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # Subcommands: `sft --config FILE` (supervised fine-tuning); `grpo` or nothing: GRPO as before.
+    if argv[:1] == ["sft"]:
+        from ..sft.cli import main as sft_main  # noqa: PLC0415
+
+        return sft_main(argv[1:])
+    if argv[:1] == ["grpo"]:
+        argv = argv[1:]
     parser = argparse.ArgumentParser(prog="edgegym-train", description=__doc__)
     parser.add_argument("--config", help="TOML file whose top-level keys are GRPOConfig fields")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (JSON value or plain string)")

@@ -1,0 +1,185 @@
+import { useState } from "preact/hooks";
+import type { EnvInfo, EnvList as EnvListBody, ExamplePage, Split } from "../../../src/protocol/index.js";
+import { api } from "../api.js";
+import { ArgsForm, type JsonSchema } from "../components/args-form.js";
+import { Transcript } from "../components/transcript.js";
+import { href, navigate } from "../router.js";
+import { useLoad } from "../use-load.js";
+
+export function EnvList() {
+  const [envs] = useLoad(() => api<EnvListBody>("GET", "/v1/envs"), "envs");
+  if (envs.state === "loading") return <p aria-busy="true">Loading environments…</p>;
+  if (envs.state === "error") return <p class="error">{envs.error}</p>;
+  return (
+    <>
+      <h1>Environments</h1>
+      <ul class="cards">
+        {envs.value.envs.map((e) => (
+          <li key={e.id} class="card">
+            <a href={href(`/envs/${encodeURIComponent(e.id)}`)}>
+              <strong>{e.id}</strong>
+            </a>{" "}
+            <span class="tag">{e.kind}</span> <span class="muted">v{e.version}</span>
+            <p>{e.description}</p>
+            <a class="button" href={href(`/play/${encodeURIComponent(e.id)}`)}>
+              Play
+            </a>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
+function Examples({ env, split }: { env: EnvInfo; split: Split }) {
+  const [offset, setOffset] = useState(0);
+  const limit = 5;
+  const [page] = useLoad(() => api<ExamplePage>("GET", `/v1/envs/${encodeURIComponent(env.id)}/examples?split=${split}&offset=${offset}&limit=${limit}`), `${split}|${offset}`);
+  if (page.state === "loading") return <p aria-busy="true">Loading examples…</p>;
+  if (page.state === "error") return <p class="error">{page.error}</p>;
+  const { examples, total } = page.value;
+  return (
+    <div>
+      {examples.map((ex) => (
+        <details key={ex.index} class="example">
+          <summary>
+            #{ex.index}
+            {ex.answer != null ? <span class="muted"> · answer {ex.answer.length > 60 ? `${ex.answer.slice(0, 60)}…` : ex.answer}</span> : null}{" "}
+            <a href={href(`/play/${encodeURIComponent(env.id)}?split=${split}&index=${ex.index}`)}>play this task</a>
+          </summary>
+          <Transcript messages={ex.prompt} />
+        </details>
+      ))}
+      <div class="row">
+        <button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - limit))}>
+          Previous
+        </button>
+        <span class="muted">
+          {offset + 1}–{offset + examples.length} of {total ?? "∞ (procedural: index = seed)"}
+        </span>
+        <button disabled={examples.length < limit || (total !== null && offset + limit >= total)} onClick={() => setOffset(offset + limit)}>
+          Next
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** Start form: split, task index or seed, and the args form generated from the environment's schema. */
+export function StartForm({ env }: { env: EnvInfo }) {
+  const [args, setArgs] = useState<Record<string, unknown>>({});
+  const [argsError, setArgsError] = useState<string | null>(null);
+  const [split, setSplit] = useState<Split>("train");
+  const [index, setIndex] = useState("");
+  return (
+    <form
+      class="start"
+      aria-label="start an episode"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const q = new URLSearchParams({ split });
+        if (index !== "") q.set("index", index);
+        if (Object.keys(args).length) q.set("args", JSON.stringify(args));
+        navigate(`/play/${encodeURIComponent(env.id)}?${q}`);
+      }}
+    >
+      <div class="field">
+        <label for="start-split">split</label>
+        <select id="start-split" value={split} onChange={(e) => setSplit(e.currentTarget.value as Split)}>
+          <option value="train">train ({env.splits.train ?? "∞"})</option>
+          <option value="eval">eval ({env.splits.eval ?? "∞"})</option>
+        </select>
+      </div>
+      <div class="field">
+        <label for="start-index">task index</label>
+        <input id="start-index" type="number" min={0} placeholder="random" value={index} onInput={(e) => setIndex(e.currentTarget.value)} />
+      </div>
+      <fieldset>
+        <legend>args</legend>
+        <ArgsForm
+          schema={env.args_schema as JsonSchema}
+          idPrefix="arg"
+          onChange={(a, err) => {
+            setArgs(a);
+            setArgsError(err);
+          }}
+        />
+      </fieldset>
+      {argsError ? <p class="error">{argsError}</p> : null}
+      <button type="submit" disabled={argsError !== null}>
+        Start episode
+      </button>
+    </form>
+  );
+}
+
+export function EnvDetail({ envId }: { envId: string }) {
+  const [env] = useLoad(() => api<EnvInfo>("GET", `/v1/envs/${encodeURIComponent(envId)}`), envId);
+  const [split, setSplit] = useState<Split>("train");
+  if (env.state === "loading") return <p aria-busy="true">Loading {envId}…</p>;
+  if (env.state === "error") return <p class="error">{env.error}</p>;
+  const e = env.value;
+  return (
+    <>
+      <h1>
+        {e.id} <span class="muted">v{e.version}</span>
+      </h1>
+      <p>{e.description}</p>
+      <p class="muted">
+        {e.kind} · at most {e.max_turns} turn{e.max_turns === 1 ? "" : "s"}
+        {e.answer_format ? ` · answer as ${e.answer_format}` : ""}
+      </p>
+      <div class="grid2">
+        <section>
+          <h2>System prompt</h2>
+          {e.system_prompt ? <pre class="block">{e.system_prompt}</pre> : <p class="muted">none</p>}
+          <h2>Rubric</h2>
+          <table>
+            <thead>
+              <tr>
+                <th>component</th>
+                <th>weight</th>
+                <th>what it measures</th>
+              </tr>
+            </thead>
+            <tbody>
+              {e.rubric.map((r) => (
+                <tr key={r.name}>
+                  <td>{r.name}</td>
+                  <td>{r.weight}</td>
+                  <td>
+                    {r.description ?? ""}
+                    {r.group ? <span class="tag">group</span> : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <h2>Tools</h2>
+          {e.tools.length === 0 ? <p class="muted">none</p> : null}
+          {e.tools.map((t) => (
+            <details key={t.function.name}>
+              <summary>
+                <code>{t.function.name}</code> <span class="muted">{t.function.description}</span>
+              </summary>
+              <pre class="block">{JSON.stringify(t.function.parameters, null, 2)}</pre>
+            </details>
+          ))}
+        </section>
+        <section>
+          <h2>Play</h2>
+          <StartForm env={e} />
+        </section>
+      </div>
+      <h2>Examples</h2>
+      <div class="row" role="group" aria-label="split">
+        {(["train", "eval"] as const).map((s) => (
+          <button key={s} aria-pressed={split === s} onClick={() => setSplit(s)}>
+            {s}
+          </button>
+        ))}
+      </div>
+      <Examples key={split} env={e} split={split} />
+    </>
+  );
+}

@@ -1,0 +1,107 @@
+import { useState } from "preact/hooks";
+import type { Episode } from "../../../src/protocol/index.js";
+import { api } from "../api.js";
+import { ScoreView } from "../components/score.js";
+import { Transcript } from "../components/transcript.js";
+import { href, navigate } from "../router.js";
+import { useLoad } from "../use-load.js";
+
+export function EpisodeOpen() {
+  const [id, setId] = useState("");
+  return (
+    <>
+      <h1>Episodes</h1>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (id.trim()) navigate(`/episodes/${encodeURIComponent(id.trim())}`);
+        }}
+      >
+        <label for="episode-id">Episode id</label>
+        <input id="episode-id" value={id} placeholder="ep_…" onInput={(e) => setId(e.currentTarget.value)} />
+        <button type="submit">Open</button>
+      </form>
+    </>
+  );
+}
+
+/**
+ * Which turn each message belongs to, from `turns[].message_count` (turn 0: the opening
+ * messages), with the time since the turn before (`created_at`): the client's generation plus
+ * the environment's reply.
+ */
+function turnNotes(ep: Episode): (string | undefined)[] {
+  const notes: (string | undefined)[] = [];
+  let previous: number | null = null;
+  for (const t of ep.turns) {
+    const at = Date.parse(t.created_at);
+    const gap = previous === null ? "" : ` · +${((at - previous) / 1000).toFixed(2)} s`;
+    previous = at;
+    for (let i = 0; i < t.message_count; i++) {
+      const tokens = t.sampled ? ` · ${t.sampled.token_ids.length} sampled tokens` : "";
+      notes.push(i === 0 ? `turn ${t.turn}${gap}${tokens}` : undefined);
+    }
+  }
+  return notes;
+}
+
+export function EpisodePage({ episodeId }: { episodeId: string }) {
+  const [ep] = useLoad(() => api<Episode>("GET", `/v1/episodes/${encodeURIComponent(episodeId)}`), episodeId);
+  if (ep.state === "loading") return <p aria-busy="true">Loading {episodeId}…</p>;
+  if (ep.state === "error") return <p class="error" role="alert">{ep.error}</p>;
+  const e = ep.value;
+  const sampled = e.turns.filter((t) => t.sampled);
+  return (
+    <>
+      <h1>
+        Episode <span class="muted">{e.episode_id}</span>
+      </h1>
+      <p>
+        <a href={href(`/envs/${encodeURIComponent(e.env_id)}`)}>{e.env_id}</a> v{e.env_version} · {e.split} #{e.index} · seed {e.seed} · <span data-testid="status">{e.status}</span> · turn {e.turn} of {e.max_turns}
+        {e.stop_reason ? ` · stopped: ${e.stop_reason}` : ""}
+        {e.truncated ? " · truncated" : ""}
+      </p>
+      <p class="muted">
+        started {e.created_at} · last activity {e.updated_at} ({((Date.parse(e.updated_at) - Date.parse(e.created_at)) / 1000).toFixed(2)} s after) · expires {e.expires_at}
+      </p>
+      {e.parent ? (
+        <p>
+          forked from <a href={href(`/episodes/${encodeURIComponent(e.parent.episode_id)}`)}>{e.parent.episode_id}</a> after turn {e.parent.turn}
+        </p>
+      ) : null}
+      {e.error ? <p class="error">{e.error}</p> : null}
+      {Object.keys(e.args).length ? <pre class="block">args {JSON.stringify(e.args, null, 2)}</pre> : null}
+      {e.status === "active" ? (
+        <p>
+          <a class="button" href={href(`/play/${encodeURIComponent(e.env_id)}?episode=${encodeURIComponent(e.episode_id)}`)}>
+            Continue playing
+          </a>
+        </p>
+      ) : null}
+      <h2>Transcript</h2>
+      <Transcript messages={e.messages} notes={turnNotes(e)} />
+      <h2>Score</h2>
+      {e.score ? <ScoreView score={e.score} /> : <p class="muted">not scored</p>}
+      {sampled.length ? (
+        <>
+          <h2>Sampled tokens</h2>
+          {sampled.map((t) => (
+            <details key={t.turn}>
+              <summary>
+                turn {t.turn}: {t.sampled!.token_ids.length} token ids · template {t.sampled!.template_hash}
+              </summary>
+              <pre class="block">{JSON.stringify(t.sampled!.token_ids)}</pre>
+              {t.sampled!.logprobs ? <pre class="block">logprobs {JSON.stringify(t.sampled!.logprobs.map((x) => Number(x.toFixed(4))))}</pre> : null}
+            </details>
+          ))}
+        </>
+      ) : null}
+      {e.template_changes.length ? (
+        <p class="error">
+          template changed at turn{e.template_changes.length > 1 ? "s" : ""} {e.template_changes.map((t) => t.turn).join(", ")}
+        </p>
+      ) : null}
+    </>
+  );
+}
