@@ -20,6 +20,44 @@ describe("openapi/openapi.json", () => {
     }
   });
 
+  it("names every operation with a unique camelCase operationId", () => {
+    const ids: string[] = [];
+    for (const [path, item] of Object.entries(buildOpenApiDocument().paths ?? {})) {
+      for (const [method, op] of Object.entries(item as Record<string, { operationId?: string }>)) {
+        expect(op.operationId, `${method} ${path}`).toMatch(/^[a-z][A-Za-z]+$/);
+        ids.push(op.operationId ?? "");
+      }
+    }
+    expect(ids.length).toBeGreaterThan(0);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("reports the package version as info.version", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(buildOpenApiDocument().info.version).toBe(pkg.version);
+  });
+
+  it("describes every property of every component schema", () => {
+    const schemas = (buildOpenApiDocument().components?.schemas ?? {}) as Record<string, Record<string, unknown>>;
+    // A property that is only a reference (or a reference or null) takes the referenced
+    // schema's description: zod-to-openapi inlines a named schema given one of its own.
+    const refTarget = (prop: Record<string, unknown>): Record<string, unknown> | undefined => {
+      const branches = (prop.anyOf ?? prop.oneOf ?? [prop]) as Record<string, unknown>[];
+      const refs = branches.filter((b) => typeof b.$ref === "string");
+      const rest = branches.filter((b) => typeof b.$ref !== "string");
+      if (refs.length !== 1 || !rest.every((b) => b.type === "null")) return undefined;
+      return schemas[String(refs[0]?.$ref).replace("#/components/schemas/", "")];
+    };
+    const undescribed: string[] = [];
+    for (const [name, schema] of Object.entries(schemas)) {
+      for (const [field, prop] of Object.entries((schema.properties ?? {}) as Record<string, Record<string, unknown>>)) {
+        const description = prop.description ?? refTarget(prop)?.description;
+        if (typeof description !== "string" || description.trim() === "") undescribed.push(`${name}.${field}`);
+      }
+    }
+    expect(undescribed).toEqual([]);
+  });
+
   it("gives every integer field a minimum and a maximum", () => {
     const unbounded: string[] = [];
     const visit = (node: unknown, where: string): void => {

@@ -12,9 +12,9 @@ export const EnvHash = z
 
 export const RubricComponentInfo = z
   .object({
-    name: z.string().meta({ example: "lcs_ratio" }),
+    name: z.string().meta({ description: "The component's name, as it appears in a score's `components`.", example: "lcs_ratio" }),
     weight: z.number().meta({ description: "Weight in the total reward; 0 marks a metric that is reported but not rewarded.", example: 1 }),
-    description: z.string().optional(),
+    description: z.string().optional().meta({ description: "What the component measures, when the environment says." }),
     group: z.boolean().meta({ description: "True when the component is computed over a group of rollouts." }),
   })
   .strict()
@@ -32,16 +32,16 @@ export type Isolation = z.infer<typeof Isolation>;
 
 export const EnvInfo = z
   .object({
-    id: z.string().meta({ example: "reverse-text" }),
-    version: z.string().meta({ example: "1.0.0" }),
+    id: z.string().meta({ description: "The environment's id, used in every /v1/envs/{env_id} path.", example: "reverse-text" }),
+    version: z.string().meta({ description: "The version the environment declares (free-form; the content hash is what episodes are held to).", example: "1.0.0" }),
     hash: EnvHash.optional().meta({
       description:
         "Content hash of the environment's code and data as this server runs it (docs/versions.md). Episodes record it at reset; a step on an episode whose environment changed incompatibly is 409 `env_version_mismatch`. Always sent by this server; optional so clients read older ones.",
     }),
-    description: z.string(),
+    description: z.string().meta({ description: "What the environment asks of the model, in a sentence or two." }),
     kind: z.enum(["single_turn", "multi_turn", "tool"]).meta({ description: "Interaction protocol." }),
     args_schema: z.record(z.string(), z.unknown()).meta({ description: "JSON Schema of the `args` a reset accepts." }),
-    tools: z.array(ToolDefinition),
+    tools: z.array(ToolDefinition).meta({ description: "Every tool the environment may offer (empty when it has none); a reset's `tools` are the ones its episode offers." }),
     max_turns: z.number().int().meta({ description: "Assistant messages after which the episode stops.", example: 1 }),
     max_tool_calls_per_message: z
       .number()
@@ -50,11 +50,12 @@ export const EnvInfo = z
     splits: z
       .object({
         train: z.number().int().nullable().meta({ description: "Rows in the split; null for a procedural (infinite, seed-addressed) split." }),
-        eval: z.number().int().nullable(),
+        eval: z.number().int().nullable().meta({ description: "Rows in the split; null for a procedural (infinite, seed-addressed) split." }),
       })
-      .strict(),
-    rubric: z.array(RubricComponentInfo),
-    system_prompt: z.string().nullable(),
+      .strict()
+      .meta({ description: "Size of each split, in tasks." }),
+    rubric: z.array(RubricComponentInfo).meta({ description: "The reward functions a score is made of, with their weights." }),
+    system_prompt: z.string().nullable().meta({ description: "The system message every episode opens with; null when there is none." }),
     answer_format: z.string().nullable().meta({ description: "How the environment expects the final answer to be written.", example: "<answer>…</answer>" }),
     isolation: Isolation.optional().meta({ description: "Present for environments that run client-supplied code (python): the sandbox in force." }),
   })
@@ -62,7 +63,7 @@ export const EnvInfo = z
   .meta({ id: "EnvInfo", description: "An environment the server runs." });
 export type EnvInfo = z.infer<typeof EnvInfo>;
 
-export const EnvList = z.object({ envs: z.array(EnvInfo) }).strict().meta({ id: "EnvList" });
+export const EnvList = z.object({ envs: z.array(EnvInfo).meta({ description: "Every environment this server runs, sorted by id." }) }).strict().meta({ id: "EnvList" });
 export type EnvList = z.infer<typeof EnvList>;
 
 export const Example = z
@@ -70,8 +71,8 @@ export const Example = z
     index: z.number().int().meta({ description: "Row index in its split; pass it as `index` to reset on this task." }),
     split: Split,
     prompt: z.array(ChatMessage).meta({ description: "The task's opening messages as the model sees them (system prompt included)." }),
-    answer: z.string().nullable(),
-    info: z.record(z.string(), z.unknown()),
+    answer: z.string().nullable().meta({ description: "The reference answer the rubric compares with; null when the task has none." }),
+    info: z.record(z.string(), z.unknown()).meta({ description: "Task data beside the prompt and answer (environment-specific, free-form)." }),
   })
   .strict()
   .meta({ id: "Example" });
@@ -98,15 +99,15 @@ export const ExampleQuery = z
       .max(MAX_TASK_INDEX)
       .default(0)
       .meta({ description: `First row to return. Past a finite split's size it is a 422 \`task_out_of_range\`; a procedural split ends at index ${MAX_TASK_INDEX} (2^32 − 1).`, example: 0 }),
-    limit: z.coerce.number().int().min(1).max(500).default(20).meta({ example: 20 }),
+    limit: z.coerce.number().int().min(1).max(500).default(20).meta({ description: "Most rows to return (1–500, default 20).", example: 20 }),
   })
   .strict();
 
 export const ExamplePage = z
   .object({
-    examples: z.array(Example),
-    offset: z.number().int(),
-    limit: z.number().int(),
+    examples: z.array(Example).meta({ description: "The rows of this page, in index order." }),
+    offset: z.number().int().meta({ description: "Index of the first row of this page (the request's `offset`)." }),
+    limit: z.number().int().meta({ description: "Most rows this page could hold (the request's `limit`)." }),
     total: z.number().int().nullable().meta({ description: "Rows in the split; null for a procedural split (index = seed)." }),
   })
   .strict()

@@ -4,6 +4,18 @@ import { EnvHash, Split, TaskIndex } from "./envs.js";
 
 const JsonObject = z.record(z.string(), z.unknown());
 
+// Fields several responses share, described once.
+const EnvIdField = z.string().meta({ description: "Id of the environment the episode runs.", example: "reverse-text" });
+const EnvVersionField = z.string().meta({ description: "The environment's declared version when the episode was reset.", example: "1.0.0" });
+const IndexField = z.number().int().meta({ description: "The task's row in its split; for a procedural split, the task's seed.", example: 0 });
+const SeedField = z.number().int().meta({ description: "Seed of the episode's randomness.", example: 42 });
+const DoneField = z.boolean().meta({ description: "True once the episode has ended: further steps are 409 `episode_done`; score it." });
+const MaxTurnsField = z.number().int().meta({ description: "Assistant messages after which the episode stops (truncated).", example: 1 });
+const ExpiresAtField = z.iso.datetime().meta({ description: "When the episode expires unless used again (ISO 8601, UTC); each request on it pushes this back by its TTL.", example: "2026-11-22T12:00:00.000Z" });
+const StopReasonField = z.string().nullable().meta({ description: "Which stop condition ended the episode; null while it runs.", example: "single_turn" });
+const TruncatedField = z.boolean().meta({ description: "True when the episode stopped on a limit (turns, budget) rather than finishing." });
+const ScoredAtField = z.iso.datetime().meta({ description: "When the score was computed (ISO 8601, UTC).", example: "2026-11-22T12:00:05.000Z" });
+
 export const EpisodeId = z.string().min(1).max(64).meta({ description: "Episode id.", example: "ep_01JH7Q2Z8X4N5R6S7T8V9W0XYZ" });
 
 export const ResetRequest = z
@@ -25,18 +37,18 @@ export type EpisodeStatus = z.infer<typeof EpisodeStatus>;
 export const ResetResponse = z
   .object({
     episode_id: EpisodeId,
-    env_id: z.string(),
-    env_version: z.string(),
+    env_id: EnvIdField,
+    env_version: EnvVersionField,
     env_hash: EnvHash.meta({ description: "Content hash of the environment the episode runs on, recorded with it (docs/versions.md)." }),
     split: Split,
-    index: z.number().int(),
-    seed: z.number().int(),
-    turn: z.literal(0),
+    index: IndexField,
+    seed: SeedField,
+    turn: z.literal(0).meta({ description: "Always 0: send it with the first step." }),
     messages: z.array(ChatMessage).meta({ description: "Opening messages: pass them to the model as the prompt." }),
     tools: z.array(ToolDefinition).meta({ description: "Tools to offer the model (empty when the environment has none)." }),
-    done: z.boolean(),
-    max_turns: z.number().int(),
-    expires_at: z.iso.datetime().meta({ example: "2026-11-22T12:00:00.000Z" }),
+    done: DoneField,
+    max_turns: MaxTurnsField,
+    expires_at: ExpiresAtField,
   })
   .strict()
   .meta({ id: "ResetResponse" });
@@ -109,10 +121,10 @@ export const StepResponse = z
     episode_id: EpisodeId,
     turn: z.number().int().meta({ description: "The turn the episode is at after this step: send it with the next step." }),
     messages: z.array(ChatMessage).meta({ description: "The environment's reply: tool results, feedback, opponent moves. Empty when it has nothing to say." }),
-    done: z.boolean(),
-    stop_reason: z.string().nullable().meta({ description: "Which stop condition ended the episode, when done.", example: "single_turn" }),
-    truncated: z.boolean().meta({ description: "True when the episode stopped on a limit (turns, budget) rather than finishing." }),
-    expires_at: z.iso.datetime(),
+    done: DoneField,
+    stop_reason: StopReasonField,
+    truncated: TruncatedField,
+    expires_at: ExpiresAtField,
     template_change: TemplateChange.optional(),
   })
   .strict()
@@ -121,9 +133,9 @@ export type StepResponse = z.infer<typeof StepResponse>;
 
 export const ScoreComponent = z
   .object({
-    name: z.string().meta({ example: "lcs_ratio" }),
-    weight: z.number().meta({ example: 1 }),
-    score: z.number().meta({ example: 0.92 }),
+    name: z.string().meta({ description: "The rubric component's name (see the environment's `rubric`).", example: "lcs_ratio" }),
+    weight: z.number().meta({ description: "Its weight in `reward`; 0 for a metric reported but not rewarded.", example: 1 }),
+    score: z.number().meta({ description: "What the reward function returned (usually 0–1).", example: 0.92 }),
     error: z.string().optional().meta({ description: "Set when the reward function failed; its score is then 0." }),
   })
   .strict()
@@ -133,15 +145,15 @@ export type ScoreComponent = z.infer<typeof ScoreComponent>;
 export const Score = z
   .object({
     reward: z.number().meta({ description: "Weighted sum of the components.", example: 0.93 }),
-    components: z.array(ScoreComponent),
+    components: z.array(ScoreComponent).meta({ description: "One entry per rubric component, in rubric order." }),
     metrics: z.record(z.string(), z.number()).meta({ description: "Figures reported beside the reward (turns, tool calls, zero-weight components)." }),
   })
   .strict()
-  .meta({ id: "Score" });
+  .meta({ id: "Score", description: "An episode's score: the weighted reward and what it is made of." });
 export type Score = z.infer<typeof Score>;
 
 export const ScoreResponse = z
-  .object({ episode_id: EpisodeId, score: Score, scored_at: z.iso.datetime() })
+  .object({ episode_id: EpisodeId, score: Score, scored_at: ScoredAtField })
   .strict()
   .meta({ id: "ScoreResponse" });
 export type ScoreResponse = z.infer<typeof ScoreResponse>;
@@ -195,19 +207,19 @@ export type EpisodeTurn = z.infer<typeof EpisodeTurn>;
 export const Episode = z
   .object({
     episode_id: EpisodeId,
-    env_id: z.string(),
-    env_version: z.string(),
+    env_id: EnvIdField,
+    env_version: EnvVersionField,
     env_hash: EnvHash.nullable().meta({ description: "Content hash of the environment at reset; null for an episode stored before hashes were recorded." }),
     split: Split,
-    index: z.number().int(),
-    seed: z.number().int(),
-    args: JsonObject,
+    index: IndexField,
+    seed: SeedField,
+    args: JsonObject.meta({ description: "The environment arguments given at reset (empty when none)." }),
     status: EpisodeStatus,
-    turn: z.number().int(),
-    max_turns: z.number().int(),
-    done: z.boolean(),
-    stop_reason: z.string().nullable(),
-    truncated: z.boolean(),
+    turn: z.number().int().meta({ description: "The turn the episode is at: send it with the next step.", example: 0 }),
+    max_turns: MaxTurnsField,
+    done: DoneField,
+    stop_reason: StopReasonField,
+    truncated: TruncatedField,
     error: z.string().nullable().meta({ description: "Why the environment failed, when the episode stopped with `env_error`." }),
     messages: z.array(ChatMessage).meta({
       description: "The transcript of the turns returned (all of them unless paged): opening messages (turn 0), then each assistant message and the environment's reply. A fork's transcript starts with its parent's.",
@@ -217,12 +229,12 @@ export const Episode = z
     turns: z.array(EpisodeTurn).meta({ description: "One entry per turn returned, in order: how many messages it contributes and the sampled tokens stored with it." }),
     template_changes: z.array(TemplateChange).meta({ description: "Every turn (of the whole episode, prefix included) whose template hash differed from the one before: train on such a trajectory only if you mean to." }),
     parent: EpisodeParent.nullable(),
-    tools: z.array(ToolDefinition),
+    tools: z.array(ToolDefinition).meta({ description: "Tools the episode offers the model (empty when none)." }),
     score: Score.nullable(),
-    metadata: JsonObject,
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
-    expires_at: z.iso.datetime(),
+    metadata: JsonObject.meta({ description: "The free-form data given at reset or fork." }),
+    created_at: z.iso.datetime().meta({ description: "When the episode was reset or forked (ISO 8601, UTC)." }),
+    updated_at: z.iso.datetime().meta({ description: "When the episode last changed: a step, a score, a close (ISO 8601, UTC)." }),
+    expires_at: ExpiresAtField,
   })
   .strict()
   .meta({ id: "Episode" });
@@ -251,7 +263,7 @@ export type ForkRequest = z.infer<typeof ForkRequest>;
 export const ForkedEpisode = z
   .object({
     episode_id: EpisodeId,
-    expires_at: z.iso.datetime(),
+    expires_at: ExpiresAtField,
   })
   .strict()
   .meta({ id: "ForkedEpisode" });
@@ -262,7 +274,7 @@ export const ForkResponse = z
     parent: EpisodeParent,
     episodes: z.array(ForkedEpisode).meta({ description: "The new episodes, in order. Each is at `turn`, active, and is stepped on its own (send `turn` with its first step)." }),
     turn: z.number().int().min(0).meta({ description: "The turn every new episode is at: send it with each one's first step." }),
-    max_turns: z.number().int(),
+    max_turns: MaxTurnsField,
     tools: z.array(ToolDefinition).meta({ description: "Tools to offer the model (as the parent's)." }),
   })
   .strict()

@@ -48,7 +48,8 @@ export const ErrorBody = z
         request_id: z.string().meta({ description: "Echoes the `X-Request-Id` response header.", example: "req_3f9c1e0a7b2d" }),
         details: z.unknown().optional().meta({ description: "Machine-readable context, e.g. the fields that failed validation." }),
       })
-      .strict(),
+      .strict()
+      .meta({ description: "The error: a stable code, a message for people, the request id." }),
   })
   .strict()
   .meta({ id: "Error", description: "Every non-2xx response has this body." });

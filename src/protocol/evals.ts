@@ -73,14 +73,17 @@ export const EvalTiming = z
     generation_ms: z.number().meta({ description: "Time waiting for the model, over all turns." }),
     env_ms: z.number().meta({ description: "Time in the environment: reset and steps (tool calls, replies)." }),
     scoring_ms: z.number().meta({ description: "Time running the rubric." }),
-    total_ms: z.number(),
+    total_ms: z.number().meta({ description: "Wall time of the whole rollout, in milliseconds." }),
   })
   .strict()
-  .meta({ id: "EvalTiming" });
+  .meta({ id: "EvalTiming", description: "Where a rollout's time went, in milliseconds (start_time in Unix seconds)." });
 export type EvalTiming = z.infer<typeof EvalTiming>;
 
 export const EvalTokenUsage = z
-  .object({ input_tokens: z.number(), output_tokens: z.number() })
+  .object({
+    input_tokens: z.number().meta({ description: "Prompt tokens, summed over the rollout's model requests." }),
+    output_tokens: z.number().meta({ description: "Completion tokens, summed over the rollout's model requests." }),
+  })
   .strict()
   .meta({ id: "EvalTokenUsage", description: "Tokens the model endpoint reported, summed over turns.", example: { input_tokens: 312, output_tokens: 48 } });
 export type EvalTokenUsage = z.infer<typeof EvalTokenUsage>;
@@ -98,8 +101,8 @@ export const EvalRollout = z
     task: z.string().meta({ description: "The environment id.", example: "reverse-text" }),
     prompt: z.array(ChatMessage).meta({ description: "Opening messages (system prompt included)." }),
     completion: z.array(ChatMessage).meta({ description: "Everything after the prompt: assistant messages, tool results, environment replies." }),
-    answer: z.string().optional(),
-    info: JsonObject,
+    answer: z.string().optional().meta({ description: "The row's reference answer, when it has one." }),
+    info: JsonObject.meta({ description: "The row's task data beside prompt and answer (environment-specific)." }),
     reward: z.number().meta({ description: "Weighted rubric total; 0 for a failed rollout.", example: 0.93 }),
     metrics: z.record(z.string(), z.number()).meta({ description: "Each rubric component's score by name, plus the environment's metrics (turns, tool calls)." }),
     components: z
@@ -128,14 +131,14 @@ const Spread = z.object({ min: z.number(), mean: z.number(), max: z.number() }).
 
 export const EvalSummary = z
   .object({
-    rollouts: z.number().int(),
-    errors: z.number().int(),
-    error_rate: z.number(),
-    errors_by_code: z.record(z.string(), z.number().int()),
+    rollouts: z.number().int().meta({ description: "Rollouts run, failed ones included." }),
+    errors: z.number().int().meta({ description: "Rollouts that failed." }),
+    error_rate: z.number().meta({ description: "errors / rollouts (0–1)." }),
+    errors_by_code: z.record(z.string(), z.number().int()).meta({ description: "Failed rollouts per error code." }),
     reward: z.object({ mean: z.number(), std: z.number(), min: z.number(), max: z.number() }).strict().meta({ description: "Over every rollout; a failed one counts 0, as in vf-eval." }),
     components: z.array(z.object({ name: z.string(), weight: z.number(), mean: z.number() }).strict()),
     metrics: z.record(z.string(), z.number()).meta({ description: "Mean of each metric over the rollouts that have it (verifiers' avg_metrics)." }),
-    pass_threshold: z.number(),
+    pass_threshold: z.number().meta({ description: "Reward at or above which a rollout counts as a pass for pass@k." }),
     pass_at_k: z.record(z.string(), z.number()).meta({ description: "Unbiased pass@k for k = 1, 2, 4… ≤ rollouts per example; empty with 1 rollout each.", example: { "1": 0.4, "2": 0.55 } }),
     pass_all_k: z.record(z.string(), z.number()).meta({ description: "Chance that all k samples pass (pass^k)." }),
     stop_conditions: z.record(z.string(), z.number().int()).meta({ description: "Rollouts per stop condition; failed rollouts under `error`.", example: { single_turn: 14, error: 1 } }),
@@ -146,7 +149,7 @@ export const EvalSummary = z
     timing: z.object({ generation_ms: Spread, env_ms: Spread, scoring_ms: Spread, total_ms: Spread }).strict(),
     histogram: z.array(z.object({ lo: z.number(), hi: z.number(), count: z.number().int() }).strict()).meta({ description: "Reward histogram, 10 equal bins between the lowest and highest reward." }),
     wall_ms: z.number().meta({ description: "Wall time of the run (sum over resumed sessions)." }),
-    rollouts_per_second: z.number(),
+    rollouts_per_second: z.number().meta({ description: "Rollouts finished per second of wall time." }),
   })
   .strict()
   .meta({ id: "EvalSummary", description: "Aggregate figures of an evaluation." });
@@ -159,28 +162,28 @@ export const EvalProgress = z
   .object({
     total: z.number().int().meta({ description: "Rollouts the job will run." }),
     done: z.number().int().meta({ description: "Rollouts finished (failed ones included)." }),
-    errors: z.number().int(),
+    errors: z.number().int().meta({ description: "Rollouts that failed so far." }),
     mean_reward: z.number().nullable().meta({ description: "Mean reward of the finished rollouts." }),
-    rollouts_per_second: z.number().nullable(),
+    rollouts_per_second: z.number().nullable().meta({ description: "Rollouts finished per second so far; null before the first." }),
   })
   .strict()
-  .meta({ id: "EvalProgress", example: { total: 15, done: 6, errors: 0, mean_reward: 0.41, rollouts_per_second: 2.5 } });
+  .meta({ id: "EvalProgress", description: "How far an evaluation job has got.", example: { total: 15, done: 6, errors: 0, mean_reward: 0.41, rollouts_per_second: 2.5 } });
 export type EvalProgress = z.infer<typeof EvalProgress>;
 
 export const EvalJob = z
   .object({
     eval_id: EvalId,
     status: EvalStatus,
-    env_id: z.string(),
-    env_version: z.string(),
-    model: z.string(),
+    env_id: z.string().meta({ description: "The environment evaluated.", example: "reverse-text" }),
+    env_version: z.string().meta({ description: "Its declared version when the job was created.", example: "1.0.0" }),
+    model: z.string().meta({ description: "The model name sent to the model endpoint.", example: "gpt-4.1-mini" }),
     request: EvalRequest.meta({ description: "The options, with defaults filled in." }),
     progress: EvalProgress,
     summary: EvalSummary.nullable().meta({ description: "Set when the job has completed (or was cancelled or failed after some rollouts)." }),
     error: z.string().nullable().meta({ description: "Why the job failed." }),
-    created_at: z.iso.datetime(),
-    started_at: z.iso.datetime().nullable(),
-    finished_at: z.iso.datetime().nullable(),
+    created_at: z.iso.datetime().meta({ description: "When the job was created (ISO 8601, UTC)." }),
+    started_at: z.iso.datetime().nullable().meta({ description: "When a runner first took it; null while queued." }),
+    finished_at: z.iso.datetime().nullable().meta({ description: "When it completed, failed or was cancelled; null until then." }),
   })
   .strict()
   .meta({ id: "EvalJob", description: "An evaluation job run by the server." });
@@ -201,13 +204,13 @@ export const EvalDeleteResponse = z
   });
 export type EvalDeleteResponse = z.infer<typeof EvalDeleteResponse>;
 
-export const EvalJobList = z.object({ evals: z.array(EvalJob) }).strict().meta({ id: "EvalJobList" });
+export const EvalJobList = z.object({ evals: z.array(EvalJob).meta({ description: "Evaluation jobs, newest first." }) }).strict().meta({ id: "EvalJobList" });
 export type EvalJobList = z.infer<typeof EvalJobList>;
 
 export const EvalListQuery = z
   .object({
     status: EvalStatus.optional(),
-    limit: z.coerce.number().int().min(1).max(200).default(50).meta({ example: 50 }),
+    limit: z.coerce.number().int().min(1).max(200).default(50).meta({ description: "Most jobs to return (1–200, default 50).", example: 50 }),
   })
   .strict();
 
@@ -237,11 +240,11 @@ const sseId = z.string().meta({ description: "Event number, from 1.", example: "
 export const EvalStreamEvent = z
   .union([
     z
-      .object({ event: z.literal("progress"), data: sseData("EvalProgressEvent", "JSON of an EvalProgressEvent."), id: sseId })
+      .object({ event: z.literal("progress").meta({ description: "Always `progress`." }), data: sseData("EvalProgressEvent", "JSON of an EvalProgressEvent."), id: sseId })
       .strict()
       .meta({ id: "EvalStreamProgress", description: "Sent at once and whenever a rollout is stored." }),
     z
-      .object({ event: z.literal("done"), data: sseData("EvalJob", "JSON of the finished EvalJob."), id: sseId })
+      .object({ event: z.literal("done").meta({ description: "Always `done`." }), data: sseData("EvalJob", "JSON of the finished EvalJob."), id: sseId })
       .strict()
       .meta({ id: "EvalStreamDone", description: "Sent once when the job ends; the stream closes after it." }),
   ])

@@ -7,43 +7,49 @@ import { z } from "zod";
  * send the array form.
  */
 const TextPart = z
-  .object({ type: z.literal("text"), text: z.string() })
+  .object({ type: z.literal("text").meta({ description: "Always `text`." }), text: z.string().meta({ description: "The part's text." }) })
   .meta({ description: "A text content part (the array form of `content`)." });
 
 export const MessageContent = z
   .union([z.string(), z.array(TextPart)])
   .meta({ description: "Message text, or a list of text parts.", example: "Reverse this text: hello" });
 
+/** The optional `name` of a chat message. */
+const NameField = z.string().optional().meta({ description: "Optional name of the participant (OpenAI chat shape); kept in the transcript, not interpreted." });
+
 export const ToolCall = z
   .object({
     id: z.string().min(1).meta({ description: "Id the tool result must echo in `tool_call_id`.", example: "call_1" }),
     type: z.literal("function").meta({ description: "Always `function`." }),
-    function: z.object({
+    function: z
+      .object({
       name: z.string().min(1).meta({ description: "Name of the tool to call.", example: "calculator" }),
       arguments: z
         .string()
         .meta({ description: "Arguments as a JSON-encoded object, exactly as the model wrote them.", example: '{"expression":"2+2"}' }),
-    }).strict(),
+    })
+      .strict()
+      .meta({ description: "The function called and its arguments." }),
   })
   .strict()
   .meta({ id: "ToolCall", description: "A function call made by the assistant." });
 
 export const SystemMessage = z
-  .object({ role: z.literal("system"), content: MessageContent, name: z.string().optional() })
+  .object({ role: z.literal("system").meta({ description: "Always `system`." }), content: MessageContent, name: NameField })
   .strict()
   .meta({ id: "SystemMessage" });
 
 export const UserMessage = z
-  .object({ role: z.literal("user"), content: MessageContent, name: z.string().optional() })
+  .object({ role: z.literal("user").meta({ description: "Always `user`." }), content: MessageContent, name: NameField })
   .strict()
   .meta({ id: "UserMessage" });
 
 export const AssistantMessage = z
   .object({
-    role: z.literal("assistant"),
+    role: z.literal("assistant").meta({ description: "Always `assistant`." }),
     content: MessageContent.nullable().optional(),
     tool_calls: z.array(ToolCall).optional().meta({ description: "Tool calls; the server executes them during the step." }),
-    name: z.string().optional(),
+    name: NameField,
     reasoning_content: z
       .string()
       .nullable()
@@ -59,10 +65,10 @@ export const AssistantMessage = z
 
 export const ToolMessage = z
   .object({
-    role: z.literal("tool"),
+    role: z.literal("tool").meta({ description: "Always `tool`." }),
     content: MessageContent,
     tool_call_id: z.string().min(1).meta({ description: "The `id` of the tool call this answers." }),
-    name: z.string().optional(),
+    name: NameField,
   })
   .strict()
   .meta({ id: "ToolMessage" });
@@ -73,15 +79,16 @@ export const ChatMessage = z
 
 export const ToolDefinition = z
   .object({
-    type: z.literal("function"),
+    type: z.literal("function").meta({ description: "Always `function`." }),
     function: z
       .object({
-        name: z.string().meta({ example: "calculator" }),
-        description: z.string().optional(),
+        name: z.string().meta({ description: "The name the model calls the tool by.", example: "calculator" }),
+        description: z.string().optional().meta({ description: "What the tool does, for the model." }),
         parameters: z.record(z.string(), z.unknown()).meta({ description: "JSON Schema of the arguments object." }),
-        strict: z.boolean().optional(),
+        strict: z.boolean().optional().meta({ description: "OpenAI structured-outputs flag: the model's arguments must match `parameters` exactly." }),
       })
-      .strict(),
+      .strict()
+      .meta({ description: "The function the tool runs: its name, description and argument schema." }),
   })
   .strict()
   .meta({ id: "ToolDefinition", description: "An OpenAI function tool, ready to pass as `tools` to a chat completion." });

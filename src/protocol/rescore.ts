@@ -32,7 +32,7 @@ export const RescoreResponse = z
     episode_env_version: z.string().meta({ description: "Version the episode was started on.", example: "1.0.0" }),
     episode_env_hash: EnvHash.nullable().meta({ description: "Content hash recorded at reset; null for an episode stored before hashes were recorded." }),
     saved: z.boolean().meta({ description: "True when the new score replaced the stored one (`save: true`)." }),
-    scored_at: z.iso.datetime(),
+    scored_at: z.iso.datetime().meta({ description: "When this score was computed (ISO 8601, UTC)." }),
   })
   .strict()
   .meta({ id: "RescoreResponse" });

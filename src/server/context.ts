@@ -7,6 +7,7 @@ import type { EdgegymDb } from "./db/database.js";
 import type { Tenant } from "./tenants/keys.js";
 import { DEFAULT_QUOTAS, type TenantQuotas } from "./tenants/quotas.js";
 import type { StaticAssets } from "./console/static-assets.js";
+import { EDGEGYM_VERSION } from "../version.js";
 
 export interface ServerConfig {
   /** Bearer keys accepted on /v1, each `name:key` or a bare key (named `key_<hash prefix>`); empty (and no admin keys) = open. */
@@ -65,7 +66,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   bodyLimitBytes: 1024 * 1024,
   defaultTtlSeconds: 3600,
   maxTtlSeconds: 7 * 24 * 3600,
-  version: "0.1.0",
+  version: EDGEGYM_VERSION,
   evalBaseUrl: null,
   evalApiKey: null,
   evalModel: null,

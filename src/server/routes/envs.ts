@@ -9,6 +9,7 @@ import { errorResponses, json } from "./responses.js";
 
 
 const listEnvs = createRoute({
+  operationId: "listEnvs",
   method: "get",
   path: "/v1/envs",
   tags: ["environments"],
@@ -17,6 +18,7 @@ const listEnvs = createRoute({
 });
 
 const getEnv = createRoute({
+  operationId: "getEnv",
   method: "get",
   path: "/v1/envs/{env_id}",
   tags: ["environments"],
@@ -26,6 +28,7 @@ const getEnv = createRoute({
 });
 
 const listExamples = createRoute({
+  operationId: "listExamples",
   method: "get",
   path: "/v1/envs/{env_id}/examples",
   tags: ["environments"],

@@ -6,6 +6,7 @@ import { EpisodeParams } from "./params.js";
 import { errorResponses, json } from "./responses.js";
 
 const rescore = createRoute({
+  operationId: "rescoreEpisode",
   method: "post",
   path: "/v1/episodes/{episode_id}/rescore",
   tags: ["episodes"],

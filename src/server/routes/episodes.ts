@@ -16,6 +16,7 @@ const IdempotencyHeaders = z.object({
 });
 
 const reset = createRoute({
+  operationId: "resetEpisode",
   method: "post",
   path: "/v1/envs/{env_id}/episodes",
   tags: ["episodes"],
@@ -30,6 +31,7 @@ const reset = createRoute({
 });
 
 const step = createRoute({
+  operationId: "stepEpisode",
   method: "post",
   path: "/v1/episodes/{episode_id}/step",
   tags: ["episodes"],
@@ -44,6 +46,7 @@ const step = createRoute({
 });
 
 const getEpisode = createRoute({
+  operationId: "getEpisode",
   method: "get",
   path: "/v1/episodes/{episode_id}",
   tags: ["episodes"],
@@ -64,6 +67,7 @@ const ForkHeaders = z.object({
 });
 
 const forkEpisode = createRoute({
+  operationId: "forkEpisode",
   method: "post",
   path: "/v1/episodes/{episode_id}/fork",
   tags: ["episodes"],
@@ -78,6 +82,7 @@ const forkEpisode = createRoute({
 });
 
 const closeEpisode = createRoute({
+  operationId: "closeEpisode",
   method: "delete",
   path: "/v1/episodes/{episode_id}",
   tags: ["episodes"],
@@ -87,6 +92,7 @@ const closeEpisode = createRoute({
 });
 
 const scoreEpisode = createRoute({
+  operationId: "scoreEpisode",
   method: "post",
   path: "/v1/episodes/{episode_id}/score",
   tags: ["episodes"],

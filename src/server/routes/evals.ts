@@ -10,6 +10,7 @@ import { errorResponses, json, ndjsonStream } from "./responses.js";
 const EvalParams = z.object({ eval_id: EvalId });
 
 const createEval = createRoute({
+  operationId: "createEval",
   method: "post",
   path: "/v1/evals",
   tags: ["evals"],
@@ -24,6 +25,7 @@ const createEval = createRoute({
 });
 
 const listEvals = createRoute({
+  operationId: "listEvals",
   method: "get",
   path: "/v1/evals",
   tags: ["evals"],
@@ -34,6 +36,7 @@ const listEvals = createRoute({
 });
 
 const getEval = createRoute({
+  operationId: "getEval",
   method: "get",
   path: "/v1/evals/{eval_id}",
   tags: ["evals"],
@@ -44,6 +47,7 @@ const getEval = createRoute({
 });
 
 const cancelEval = createRoute({
+  operationId: "cancelEval",
   method: "post",
   path: "/v1/evals/{eval_id}/cancel",
   tags: ["evals"],
@@ -54,6 +58,7 @@ const cancelEval = createRoute({
 });
 
 const deleteEval = createRoute({
+  operationId: "deleteEval",
   method: "delete",
   path: "/v1/evals/{eval_id}",
   tags: ["evals"],
@@ -68,6 +73,7 @@ const deleteEval = createRoute({
 });
 
 const evalEvents = createRoute({
+  operationId: "streamEvalEvents",
   method: "get",
   path: "/v1/evals/{eval_id}/events",
   tags: ["evals"],
@@ -82,6 +88,7 @@ const evalEvents = createRoute({
 });
 
 const evalResults = createRoute({
+  operationId: "getEvalResults",
   method: "get",
   path: "/v1/evals/{eval_id}/results",
   tags: ["evals"],

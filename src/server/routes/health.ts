@@ -4,6 +4,7 @@ import { isolationInfo, type AnyEnvironment } from "../../envs/index.js";
 import type { AppEnv, ServerConfig } from "../context.js";
 
 const health = createRoute({
+  operationId: "getHealth",
   method: "get",
   path: "/health",
   tags: ["meta"],

@@ -8,6 +8,7 @@ import { errorResponses, json } from "./responses.js";
 
 
 const scoreCompletions = createRoute({
+  operationId: "scoreCompletions",
   method: "post",
   path: "/v1/envs/{env_id}/score",
   tags: ["scoring"],
