@@ -15,7 +15,6 @@ functions as a keyword argument.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from typing import Any, Callable, Sequence
 
@@ -26,21 +25,14 @@ from ..rollouts.generator import Generator, SamplingParams
 from ..rollouts.tool_calls import ToolCallParser
 from ..rollouts.types import Rollout, TaskRef
 from .environment import EdgegymEnvironment, environment_component_reward, environment_factory, environment_reward
-
-
-def _key(prompt: Any) -> str:
-    return json.dumps(prompt, sort_keys=True, ensure_ascii=False)
-
-
-#: Prompt (canonical JSON) -> task, filled by ``edgegym_dataset`` so the rollout function
-#: knows which task a prompt stands for (TRL hands it prompts only).
-TASKS: dict[str, TaskRef] = {}
+from .prompt_tasks import PromptTasks, prompt_key
 
 
 def edgegym_dataset(base_url: str, env_id: str, *, split: str = "train", n: int = 256, offset: int = 0, api_key: str | None = None, seed: int = 0) -> Any:
     """A ``datasets.Dataset`` whose ``prompt`` column holds the environment's tasks as chat
     messages, with ``edgegym_index``, ``edgegym_split`` and an episode seed
-    (``edgegym_seed``, drawn from ``seed``) naming the task for ``environment_factory``."""
+    (``edgegym_seed``, drawn from ``seed``) naming the task for ``environment_factory`` and
+    for ``EdgegymRolloutFunc`` (which reads them from its trainer's datasets)."""
     from datasets import Dataset  # noqa: PLC0415 - a TRL dependency
 
     rng = random.Random(seed)
@@ -52,7 +44,6 @@ def edgegym_dataset(base_url: str, env_id: str, *, split: str = "train", n: int 
                 break
             for ex in page.examples:
                 prompt = [m.model_dump(exclude_none=True) for m in ex.prompt]
-                TASKS[_key(prompt)] = TaskRef(index=ex.index, seed=None, split=split)
                 rows.append({"prompt": prompt, "edgegym_index": ex.index, "edgegym_split": split, "edgegym_seed": rng.randrange(2**31)})
     return Dataset.from_list(rows)
 
@@ -65,6 +56,11 @@ class EdgegymRolloutFunc:
     (``TransformersGenerator``); on GPUs pass a ``VLLMGenerator`` for the vLLM server TRL
     syncs weights to. Sampling settings default to the trainer's (temperature, top_p,
     top_k, ``max_completion_length`` as the per-turn token limit).
+
+    Which task a prompt stands for comes from ``tasks``; by default it is built, on the
+    first call, from the trainer's ``train_dataset`` and ``eval_dataset`` (made by
+    ``edgegym_dataset``). It belongs to this object: another trainer's rollout function
+    in the same process has its own.
     """
 
     def __init__(
@@ -79,6 +75,7 @@ class EdgegymRolloutFunc:
         max_concurrency: int = 64,
         tool_parser: ToolCallParser | None = None,
         seed: int = 0,
+        tasks: PromptTasks | None = None,
     ) -> None:
         self.base_url = base_url
         self.env_id = env_id
@@ -90,6 +87,14 @@ class EdgegymRolloutFunc:
         self.tool_parser = tool_parser
         self.rng = random.Random(seed)
         self.last_rollouts: list[Rollout] = []
+        self.tasks = tasks
+
+    def _tasks(self, trainer: Any) -> PromptTasks:
+        if self.tasks is None:
+            tasks = PromptTasks.from_dataset(getattr(trainer, "train_dataset", None))
+            tasks.extend(getattr(trainer, "eval_dataset", None))
+            self.tasks = tasks
+        return self.tasks
 
     def _generator(self, trainer: Any) -> Generator:
         if self.generator is None:
@@ -108,16 +113,17 @@ class EdgegymRolloutFunc:
             top_p=float(getattr(args, "top_p", 1.0) or 1.0),
             top_k=int(getattr(args, "top_k", 0) or 0),
         )
+        tasks = self._tasks(trainer)
         groups: list[tuple[TaskRef, int, Any]] = []
         for prompt in prompts:
-            key = _key(prompt)
-            if groups and _key(groups[-1][2]) == key:
+            key = prompt_key(prompt)
+            if groups and prompt_key(groups[-1][2]) == key:
                 task, count, p = groups[-1]
                 groups[-1] = (task, count + 1, p)
                 continue
-            known = TASKS.get(key)
+            known = tasks.get(prompt)
             if known is None:
-                raise KeyError("a prompt that edgegym_dataset did not produce: build the training dataset with edgegym_dataset()")
+                raise KeyError("a prompt that is not in this trainer's datasets: build them with edgegym_dataset(), or pass tasks=")
             groups.append((TaskRef(index=known.index, seed=self.rng.randrange(2**32), split=known.split), 1, prompt))
         generator = self._generator(trainer)
 
@@ -188,7 +194,7 @@ __all__ = [
     "edgegym_reward",
     "component_reward",
     "to_trl_batch",
-    "TASKS",
+    "PromptTasks",
     "EdgegymEnvironment",
     "environment_factory",
     "environment_reward",
