@@ -19,6 +19,42 @@ def test_every_field_is_documented():
     assert not undocumented, undocumented
 
 
+def test_field_docs_module_is_generated_from_config_comments():
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("gen_field_docs", root / "scripts" / "gen_field_docs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    expected = gen.render(gen.parse_field_docs((root / "src" / "edgegym" / "grpo" / "config.py").read_text(encoding="utf-8")))
+    stale = "stale: run `python trainer-adapter/scripts/gen_field_docs.py`"
+    assert (root / "src" / "edgegym" / "grpo" / "_field_docs.py").read_text(encoding="utf-8") == expected, stale
+
+
+def test_field_docs_work_without_the_source_files(tmp_path):
+    """A copy of the package compiled to .pyc with every .py removed (as a sourceless
+    install ships it): --help-config's docs still load."""
+    import compileall
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import edgegym
+
+    package = tmp_path / "edgegym"
+    shutil.copytree(Path(edgegym.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    assert compileall.compile_dir(str(package), legacy=True, quiet=1)
+    for source in package.rglob("*.py"):
+        source.unlink()
+    code = "import json, edgegym.grpo.config as c; assert not c.__file__.endswith('.py'); print(json.dumps(c.field_docs()))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == field_docs()
+    assert "learning_rate" in field_docs()
+
+
 def test_validation_says_how_to_fix(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('model = "m"\nenv_id = "e"\nnum_generations = 1\ntemperature = 0\ndelta = 1.1\nlearning_rat = 1e-5\n')

@@ -248,24 +248,11 @@ class GRPOConfig:
 
 
 def field_docs() -> dict[str, str]:
-    """Each field's documentation comment (the ``#:`` lines above it), for the CLI's --help-config."""
-    import inspect
-    import re
+    """Each field's documentation comment (the ``#:`` lines above it), for the CLI's --help-config.
+    Generated data (``_field_docs.py``), so it works where the package ships without sources."""
+    from ._field_docs import FIELD_DOCS  # noqa: PLC0415
 
-    source = inspect.getsource(GRPOConfig)
-    docs: dict[str, str] = {}
-    pending: list[str] = []
-    for line in source.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("#:"):
-            pending.append(stripped[2:].strip())
-            continue
-        m = re.match(r"(\w+)\s*:", stripped)
-        if m and pending:
-            docs[m.group(1)] = " ".join(pending)
-        if not stripped.startswith("#"):
-            pending = []
-    return docs
+    return dict(FIELD_DOCS)
 
 
 def defaults() -> dict[str, Any]:
