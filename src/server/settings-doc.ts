@@ -1,14 +1,15 @@
 import { ALL_SETTINGS, type Setting } from "./settings.js";
+import { wrapText } from "./text-wrap.js";
 
 const names = (row: Setting): string => [row.flag, row.variable.startsWith("(") ? null : row.variable].filter(Boolean).join(" / ");
 
-/** The settings part of `edgegym serve --help`: one line each, the full text in docs/configuration.md. */
+/** The settings part of `edgegym serve --help`: one entry each, wrapped to 80 columns; the full text in docs/configuration.md. */
 export function settingsUsage(): string {
   const rows = ALL_SETTINGS.filter((row) => !row.variable.startsWith("("));
   const lines = rows.map((row) => `  ${names(row)}${row.runtimes === "both" ? "*" : ""} (default ${row.default}${row.fileKey ? `; config key ${row.fileKey}` : ""})`);
-  return `Settings: flags win over variables, variables over the config file (--config).
+  return wrapText(`Settings: flags win over variables, variables over the config file (--config).
 * = a Worker var too. docs/configuration.md says what each does.
-${lines.join("\n")}`;
+${lines.join("\n")}`);
 }
 
 const cell = (s: string): string => s.replaceAll("|", "\\|");

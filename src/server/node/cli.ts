@@ -13,20 +13,7 @@ import { initCommand } from "./init-command.js";
 import { loadEnvModules } from "./load-envs.js";
 import { startNodeServer } from "./serve.js";
 import { readServeSettings } from "./settings.js";
-import { settingsUsage } from "../settings-doc.js";
-
-const USAGE = `edgegym — RL environments for language models as HTTP services
-
-Usage:
-  edgegym serve [--port N] [--host H] [--db PATH|:memory:] [--env PATH_OR_PACKAGE]... [--config FILE] [--workers N|auto]
-  edgegym eval ENV_ID -m MODEL [-b BASE_URL] [-n N] [-r R] [-c C] [--server URL] ...   (edgegym eval --help)
-  edgegym export-sft RESULTS --min-reward X [--best-per-example] [--format jsonl|parquet]
-  edgegym generate ENV_ID --expert builtin|FILE | --model M [--best-of N] [--min-reward X]   (SFT data; --help)
-  edgegym init DIR [--name NAME] [--edgegym SPEC]   an environment package that passes its own tests
-  edgegym rescore RUN_DIR [--no-replay] [-c N] [-o FILE]   (score stored rollouts again, without the model)
-  edgegym view RUN_DIR... [--port N]   the web console's evaluation pages for runs on disk (vf-eval's too)
-
-${settingsUsage()}`;
+import { USAGE } from "./usage.js";
 
 async function serveCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
