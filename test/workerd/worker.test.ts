@@ -4,6 +4,8 @@ import { describe, expect, it, vi } from "vitest";
 import { builtinEnvs, defineRubric, rowsDataset, singleTurnEnv } from "../../src/envs/index.js";
 import { createWorker, type WorkerBindings } from "../../src/server/worker/worker.js";
 import worker from "../../src/server/worker/index.js";
+import { EDGEGYM_VERSION } from "../../src/version.js";
+import checkedInDocument from "../../openapi/openapi.json" with { type: "json" };
 
 // These run inside workerd against a local D1 that has ./drizzle applied
 // (apply-migrations.ts), calling the Worker's handlers the way the runtime does.
@@ -27,7 +29,12 @@ const episodeRow = (id: string) =>
 describe("the Worker entry over D1", () => {
   it("serves the built-in environments with the runtime named worker", async () => {
     const health = await call(worker, env, "GET", "/health");
-    expect(health.json).toMatchObject({ status: "ok", runtime: "worker" });
+    expect(health.json).toMatchObject({ status: "ok", runtime: "worker", version: EDGEGYM_VERSION });
+    // The Worker serves the document Node generates: same version, operations and schemas.
+    const doc = (await call(worker, env, "GET", "/openapi.json")).json;
+    expect(doc.info).toEqual(checkedInDocument.info);
+    expect(doc.paths).toEqual(checkedInDocument.paths);
+    expect(doc.components.schemas).toEqual(checkedInDocument.components.schemas);
     const list = await call(worker, env, "GET", "/v1/envs");
     expect(list.json.envs.map((e: { id: string }) => e.id).sort()).toEqual(builtinEnvs.filter((e) => e.runtimes.includes("worker")).map((e) => e.id).sort());
   });
