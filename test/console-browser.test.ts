@@ -115,8 +115,8 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
     await page.getByTestId("episode-id").click();
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toContain("Episode");
     await expect.poll(() => page.locator(".msg").count()).toBe(3);
-    expect(await page.locator(".msg-head").nth(2).textContent()).toContain("turn 1");
-    expect(await page.getByTestId("reward").textContent()).toBe("1.200");
+    await expect.poll(() => page.locator(".msg-head").nth(2).textContent()).toContain("turn 1");
+    await expect.poll(() => page.getByTestId("reward").textContent()).toBe("1.200");
     await shot(page, "episode");
   }, 60_000);
 
@@ -141,6 +141,8 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
     }
     await expect.poll(() => page.getByTestId("status").textContent()).toContain("done");
     await page.getByRole("button", { name: "Score" }).click();
+    // The score arrives with a request after the click: wait for its table before reading it.
+    await expect.poll(() => page.locator(".score td").first().textContent()).toBe("outcome");
     const reward = Number(await page.getByTestId("reward").textContent());
     expect([0, 0.5, 1].some((r) => Math.abs(reward - (r + 0.1)) < 1e-9), String(reward)).toBe(true);
     expect(await page.locator(".score td").first().textContent()).toBe("outcome");
@@ -168,7 +170,7 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
     const page = await open(`/ui/evals/${first}`);
     await expect.poll(() => page.getByTestId("eval-progress").textContent(), { timeout: 150_000 }).toMatch(/^completed · 6\/6 rollouts · 0 errors/);
     await page.getByRole("img", { name: /reward over 6 rollouts/ }).waitFor();
-    expect(await page.locator("[data-testid=examples] tbody tr").count()).toBe(3);
+    await expect.poll(() => page.locator("[data-testid=examples] tbody tr").count()).toBe(3);
     await page.getByRole("button", { name: /^best/ }).first().click();
     await expect.poll(() => page.locator(".rollout .msg-assistant").count()).toBe(1);
     await shot(page, "eval");
@@ -205,7 +207,8 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
       if (vf03Ready) {
         await page.goto(`${url}/ui/evals/run-2`);
         await expect.poll(() => page.getByTestId("eval-progress").textContent()).toMatch(/3\/3 rollouts · 1 errors/);
-        expect(await page.locator("[data-testid=examples] tbody tr").count()).toBe(2);
+        // The examples table renders after the progress line (a second fetch): wait for it.
+        await expect.poll(() => page.locator("[data-testid=examples] tbody tr").count()).toBe(2);
       }
     } finally {
       view.child.kill("SIGTERM");
