@@ -47,11 +47,11 @@ def _tree(pid: int) -> list[int]:
             children.setdefault(int(fields[1]), []).append(int(entry))
         except OSError:
             continue
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
+    out, pending = [], [pid]
+    while pending:
+        p = pending.pop()
         out.append(p)
-        todo.extend(children.get(p, []))
+        pending.extend(children.get(p, []))
     return out
 
 
