@@ -6,7 +6,8 @@
  * round, a warm-up, then steps at one concurrency for a bounded time; the figures are
  * medians over rounds, and the server's CPU per step (from /proc) is the steadier one.
  * Each round also measures GET /health on the same server (BENCH_HEALTH=0 skips it), so a
- * change in what every request costs shows apart from the step path.
+ * change in what every request costs shows apart from the step path. BENCH_TRANSPORT=ws
+ * plays the episodes over the session socket /v1/ws instead (one socket, frames by id).
  *
  *   BENCH_SECONDS=4 BENCH_ROUNDS=4 BENCH_CONCURRENCY=32 npm run bench:compare -- ../main .
  */
@@ -16,12 +17,25 @@ import { join, resolve } from "node:path";
 import { Pool } from "undici";
 import { startNodeServer } from "../test/support/node-server.js";
 import { processTreeCpuSeconds } from "./support/process-cpu.js";
+import { SessionSocket, socketEpisodes } from "./support/session-socket.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 3);
 const HEALTH = process.env.BENCH_HEALTH !== "0";
+const TRANSPORT = process.env.BENCH_TRANSPORT ?? "http";
+
+/** The same episodes over one /v1/ws socket; returns the steps answered. */
+async function driveSocket(url: string, concurrency: number, seconds: number): Promise<number> {
+  const socket = await SessionSocket.open(url);
+  const until = performance.now() + seconds * 1000;
+  let steps = 0;
+  const errors = (await Promise.all(Array.from({ length: concurrency }, () => socketEpisodes(socket, until, () => steps++)))).reduce((a, b) => a + b, 0);
+  await socket.close();
+  if (errors > 0) throw new Error(`${errors} socket requests failed`);
+  return steps;
+}
 
 /** GET /health at `concurrency` for `seconds`; returns the requests answered. */
 async function driveHealth(url: string, concurrency: number, seconds: number): Promise<number> {
@@ -92,9 +106,10 @@ async function main(): Promise<void> {
       const tmp = mkdtempSync(join(tmpdir(), "edgegym-compare-"));
       const server = await startNodeServer({ db: join(tmp, "bench.db"), cwd: dir, args: ["--env", join(dir, "bench/echo-env.js")] });
       try {
-        await drive(server.url, CONCURRENCY, WARMUP_SECONDS);
+        const steps$ = TRANSPORT === "ws" ? driveSocket : drive;
+        await steps$(server.url, CONCURRENCY, WARMUP_SECONDS);
         const pid = server.process.pid as number;
-        const steps = await measured(pid, () => drive(server.url, CONCURRENCY, SECONDS));
+        const steps = await measured(pid, () => steps$(server.url, CONCURRENCY, SECONDS));
         results.get(dir)?.push(steps);
         let line = `round ${round} ${dir}: ${steps.perSecond.toFixed(0)} steps/s, ${steps.cpuUs.toFixed(0)} µs server CPU per step`;
         if (HEALTH) {
@@ -109,7 +124,7 @@ async function main(): Promise<void> {
       }
     }
   }
-  console.log(`\n${ROUNDS} rounds, ${SECONDS} s of steps at ${CONCURRENCY} concurrent episodes after ${WARMUP_SECONDS} s warm-up; medians.\n`);
+  console.log(`\n${ROUNDS} rounds, ${SECONDS} s of ${TRANSPORT === "ws" ? "/v1/ws" : "HTTP"} steps at ${CONCURRENCY} concurrent episodes after ${WARMUP_SECONDS} s warm-up; medians.\n`);
   console.log("| build | persisted steps/s | server CPU per step (µs) | rounds (µs per step) | /health req/s | server CPU per /health (µs) | rounds (µs per /health) |");
   console.log("|---|---|---|---|---|---|---|");
   for (const [dir, rs] of results) {

@@ -17,9 +17,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
-import WebSocket from "ws";
 import { REPO_ROOT, startNodeServer } from "../test/support/node-server.js";
 import { ownCpuSeconds, processTreeCpuSeconds } from "./support/process-cpu.js";
+import { SessionSocket, socketEpisodes } from "./support/session-socket.js";
 import { runWrk, wrkAvailable, type WrkResult } from "./support/wrk.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -31,47 +31,6 @@ const BUSY = 0.85;
 const WS = process.env.BENCH_WS !== "0";
 const STEP_MESSAGE = { role: "assistant", content: "one two three four five" } as const;
 
-/** One /v1/ws socket shared by every episode of a level; each frame's reply is matched by its id. */
-class SessionSocket {
-  private next = 0;
-  private readonly waiting = new Map<number, (frame: { status: number; body?: unknown; raw: string }) => void>();
-  private constructor(private readonly ws: WebSocket) {
-    ws.on("message", (data: Buffer) => {
-      const raw = data.toString("utf8");
-      const frame = JSON.parse(raw) as { id: number; status: number; body?: unknown };
-      const resolve = this.waiting.get(frame.id);
-      this.waiting.delete(frame.id);
-      resolve?.({ status: frame.status, body: frame.body, raw });
-    });
-    ws.on("close", () => {
-      for (const resolve of this.waiting.values()) resolve({ status: 0, raw: "" });
-      this.waiting.clear();
-    });
-  }
-
-  static open(url: string): Promise<SessionSocket> {
-    const ws = new WebSocket(`${url.replace("http", "ws")}/v1/ws`, { perMessageDeflate: false });
-    return new Promise((resolve, reject) => {
-      ws.once("open", () => resolve(new SessionSocket(ws)));
-      ws.once("error", reject);
-    });
-  }
-
-  request(frame: Record<string, unknown>): Promise<{ status: number; body?: unknown; raw: string }> {
-    const id = this.next++;
-    return new Promise((resolve) => {
-      this.waiting.set(id, resolve);
-      this.ws.send(JSON.stringify({ id, ...frame }));
-    });
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.ws.once("close", () => resolve());
-      this.ws.close(1000);
-    });
-  }
-}
 
 interface Result {
   count: number;
@@ -193,32 +152,7 @@ async function main(): Promise<void> {
 
       // The same episodes over the session socket: one socket for the level, frames tagged by id.
       const socket = WS ? await SessionSocket.open(server.url) : null;
-      const wsWorker: Worker = async (record, until) => {
-        if (!socket) return 0;
-        let errors = 0;
-        while (performance.now() < until) {
-          const reset = await socket.request({ op: "reset", env_id: "bench-echo" });
-          if (reset.status !== 201) {
-            errors++;
-            if (reset.status === 0) return errors;
-            continue;
-          }
-          const id = (reset.body as { episode_id: string }).episode_id;
-          let turn = 0;
-          let done = false;
-          while (!done && performance.now() < until) {
-            const t = performance.now();
-            const res = await socket.request({ op: "step", episode_id: id, body: { turn, message: STEP_MESSAGE } });
-            if (res.status !== 200) {
-              errors++;
-              break;
-            }
-            record(performance.now() - t);
-            ({ turn, done } = res.body as { turn: number; done: boolean });
-          }
-        }
-        return errors;
-      };
+      const wsWorker: Worker = (record, until) => (socket ? socketEpisodes(socket, until, record) : Promise.resolve(0));
 
       if (warmup) {
         // JIT warm-up, so the first level is not measured on cold code.

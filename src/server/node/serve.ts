@@ -6,6 +6,7 @@ import { createNodeOnlyEnvs } from "../../envs/builtin/node-only.js";
 import { createApp } from "../app.js";
 import type { ServerConfig } from "../context.js";
 import { openNodeDatabase, type SqliteSynchronous } from "../db/node-sqlite.js";
+import { coalesceFrameWrites } from "./coalesce-frame-writes.js";
 import { consoleFilesOnDisk } from "./console-files.js";
 
 export interface NodeServerOptions {
@@ -38,6 +39,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
   const { app, store, evals, config } = createApp({ db: database.db, registry, config: options.config ?? {}, upgradeWebSocket, assets: consoleFilesOnDisk() });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
+  coalesceFrameWrites(sockets);
 
   const reap = async (): Promise<void> => {
     try {
