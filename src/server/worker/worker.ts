@@ -6,6 +6,7 @@ import { serverConfigFromVars, type ConfigVars } from "../config-vars.js";
 import { openD1Database } from "../db/d1.js";
 import { EvalStore } from "../db/eval-store.js";
 import { sqliteStores, type Stores } from "../db/stores.js";
+import { WORKER_SETTINGS } from "../settings.js";
 import { DurableEpisodeStore } from "./durable/durable-episode-store.js";
 import type { StaticAssets } from "../console/static-assets.js";
 
@@ -57,9 +58,9 @@ export function mathDatasetEnvs(raw: string | undefined): AnyEnvironment[] {
  */
 export function workerStores(bindings: WorkerBindings): Stores {
   const db = openD1Database(bindings.DB);
-  const choice = bindings.EDGEGYM_EPISODE_STORE?.trim() || "d1";
+  const raw = bindings.EDGEGYM_EPISODE_STORE?.trim();
+  const choice = raw ? WORKER_SETTINGS.episodeStore.parse(raw) : "d1";
   if (choice === "d1") return sqliteStores(db);
-  if (choice !== "durable-objects") throw new Error(`EDGEGYM_EPISODE_STORE must be "d1" or "durable-objects", not "${choice}"`);
   if (!bindings.EPISODES || !bindings.EPISODE_INDEX) {
     throw new Error("EDGEGYM_EPISODE_STORE=durable-objects needs the EPISODES and EPISODE_INDEX Durable Object bindings (wrangler.jsonc)");
   }
