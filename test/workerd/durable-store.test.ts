@@ -12,11 +12,11 @@ import worker from "../../src/server/worker/index.js";
 // One bindings object, so the Worker builds its app once (it keeps one per bindings object).
 const bindings: WorkerBindings = { ...env, EDGEGYM_EPISODE_STORE: "durable-objects" };
 
-const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, on: WorkerBindings = bindings) => {
   const init: RequestInit = { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers } };
   if (body !== undefined) init.body = JSON.stringify(body);
   const ctx = createExecutionContext();
-  const res = await worker.fetch(new Request(`http://edgegym.test${path}`, init), bindings, ctx);
+  const res = await worker.fetch(new Request(`http://edgegym.test${path}`, init), on, ctx);
   await waitOnExecutionContext(ctx);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions walk the body freely
   return { status: res.status, headers: res.headers, json: (await res.json()) as any };
@@ -101,5 +101,19 @@ describe("episodes in Durable Objects", () => {
     const again = await call("POST", "/v1/envs/reverse-text/episodes", { index: 7 }, headers);
     expect([first.status, again.status, again.headers.get("idempotent-replayed")]).toEqual([201, 201, "true"]);
     expect(again.json.episode_id).toBe(first.json.episode_id);
+  });
+
+  it("counts a tenant's open episodes in the index: EDGEGYM_QUOTA_OPEN_EPISODES gives 429 past it", async () => {
+    const limited: WorkerBindings = { ...bindings, EDGEGYM_API_KEYS: "dora:sk-dora", EDGEGYM_QUOTA_OPEN_EPISODES: "2" };
+    const auth = { authorization: "Bearer sk-dora" };
+    for (let i = 0; i < 2; i++) expect((await call("POST", "/v1/envs/reverse-text/episodes", { index: i }, auth, limited)).status).toBe(201);
+    const over = await call("POST", "/v1/envs/reverse-text/episodes", { index: 2 }, auth, limited);
+    expect([over.status, over.json.error.details]).toEqual([429, { quota: "open_episodes", limit: 2, in_use: 2 }]);
+  });
+
+  it("refuses an unknown EDGEGYM_EPISODE_STORE with a 500 that names it", async () => {
+    const res = await call("GET", "/v1/envs", undefined, {}, { ...env, EDGEGYM_EPISODE_STORE: "kv" });
+    expect(res.status).toBe(500);
+    expect(res.json.error.message).toContain("EDGEGYM_EPISODE_STORE");
   });
 });
