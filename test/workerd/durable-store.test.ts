@@ -22,7 +22,11 @@ const call = async (method: string, path: string, body?: unknown, headers: Recor
   return { status: res.status, headers: res.headers, json: (await res.json()) as any };
 };
 
-const stubOf = (id: string) => env.EPISODES.get(env.EPISODES.idFromName(id));
+const stubOf = (id: string) => {
+  const ns = env.EPISODES;
+  if (!ns) throw new Error("wrangler.jsonc binds EPISODES");
+  return ns.get(ns.idFromName(id));
+};
 
 /** The head and turn rows as the episode's own object stores them. */
 const objectRows = (id: string) =>

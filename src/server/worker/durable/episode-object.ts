@@ -25,6 +25,9 @@ interface Reported {
 /** How often an ancestor that a live fork still holds looks again whether it may drop its turns. */
 const HOLD_RECHECK_MS = 3600 * 1000;
 
+/** Forks asked at once whether they are live: bounds the fan-out of one alarm. */
+const HOLDERS_PER_ROUND = 32;
+
 /**
  * One episode in its own SQLite-backed Durable Object: its head, turn rows and lineage in
  * the object's SQLite, written by the same `EpisodeStore` (and the same guarded SQL) as on
@@ -177,13 +180,17 @@ export class EpisodeObject extends DurableObject<EpisodeObjectEnv> {
     return head !== undefined && head.status !== "expired" && Number(head.expires_at) > now;
   }
 
-  /** The forks that still need this episode's turns (bounded: asked in parallel, then forgotten when gone). */
+  /** The forks that still need this episode's turns (asked HOLDERS_PER_ROUND at a time; the gone ones are forgotten). */
   private async liveHolders(now: number): Promise<string[]> {
     const holders = (await this.storage.get<string[]>("holders")) ?? [];
     if (holders.length === 0) return [];
     const ns = this.env.EPISODES;
-    const live = await Promise.all(holders.map((h) => (ns.get(ns.idFromName(h)) as unknown as EpisodeObject).isLive(now)));
-    const still = holders.filter((_, i) => live[i]);
+    const still: string[] = [];
+    for (let i = 0; i < holders.length; i += HOLDERS_PER_ROUND) {
+      const round = holders.slice(i, i + HOLDERS_PER_ROUND);
+      const live = await Promise.all(round.map((h) => (ns.get(ns.idFromName(h)) as unknown as EpisodeObject).isLive(now)));
+      still.push(...round.filter((_, j) => live[j]));
+    }
     await this.storage.put("holders", still);
     return still;
   }
