@@ -26,7 +26,7 @@ CREATE TABLE "episodes" (
 	"env_version" text NOT NULL,
 	"env_hash" text,
 	"split" text NOT NULL,
-	"task_index" integer NOT NULL,
+	"task_index" bigint NOT NULL,
 	"seed" bigint NOT NULL,
 	"args" text NOT NULL,
 	"metadata" text NOT NULL,

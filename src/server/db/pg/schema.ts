@@ -30,7 +30,8 @@ export const episodes = pgTable(
     envVersion: text("env_version").notNull(),
     envHash: text("env_hash"),
     split: text("split", { enum: ["train", "eval"] }).notNull(),
-    taskIndex: integer("task_index").notNull(),
+    // int8 like the seed: an unseeded reset draws its index from the whole seed range.
+    taskIndex: ms("task_index").notNull(),
     seed: ms("seed").notNull(),
     args: jsonText<Record<string, unknown>>("args").notNull(),
     metadata: jsonText<Record<string, unknown>>("metadata").notNull(),
