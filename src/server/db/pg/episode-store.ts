@@ -5,6 +5,7 @@ import type { ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnReco
 import { TOMBSTONE_MS } from "../episode-store.js";
 import type { EpisodeRow, NewEpisodeRow } from "../schema.js";
 import { StepHeadCache } from "../step-head-cache.js";
+import { pgText } from "./text.js";
 import type { PgDb } from "./open.js";
 import { episodeLineage, episodes, episodeTurns } from "./schema.js";
 
@@ -60,6 +61,13 @@ const COMMIT_STEP = `WITH head AS (
 const REAP_BATCH = 500;
 /** Key of the advisory lock that lets one process at a time reap (two would only contend on the same rows). */
 const REAP_LOCK = 0x72656170; // "reap"
+
+/** A stored response body's `messages` ([] without a body or without messages), as SQLite's json_extract reads them. */
+function replyMessagesOf(reply: string | null): unknown[] {
+  if (reply === null) return [];
+  const messages = (JSON.parse(reply) as { messages?: unknown }).messages;
+  return Array.isArray(messages) ? messages : [];
+}
 
 const { metadata: _metadata, score: _score, scoredAt: _scoredAt, idempotencyKey: _key, requestHash: _hash, ...STEP_COLUMNS } = COLUMNS;
 
@@ -195,15 +203,18 @@ export class PgEpisodeStore implements EpisodeStorage {
         .select({
           turn: episodeTurns.turn,
           message: episodeTurns.message,
-          // `json`, not `jsonb`: the messages come back as the reply holds them (key order kept).
-          replyMessages: sql<string>`coalesce(${episodeTurns.replyMessages}, (${episodeTurns.reply}::json -> 'messages')::text, '[]')`,
+          replyMessages: episodeTurns.replyMessages,
+          reply: episodeTurns.reply,
           sampled: episodeTurns.sampled,
           createdAt: episodeTurns.createdAt,
         })
         .from(episodeTurns)
         .where(and(eq(episodeTurns.episodeId, s.episodeId), between(episodeTurns.turn, s.from, s.to)))
         .orderBy(asc(episodeTurns.turn));
-      for (const r of rows) out.push({ ...r, replyMessages: JSON.parse(r.replyMessages) as unknown[] });
+      // The reply's messages are cut out here, not in SQL: PostgreSQL's json parser refuses
+      // what JSON.stringify may write (an escaped lone surrogate from a model's text), and
+      // one such turn would make the whole transcript unreadable.
+      for (const { reply, replyMessages, ...r } of rows) out.push({ ...r, replyMessages: replyMessages ?? replyMessagesOf(reply) });
     }
     return out;
   }
@@ -226,9 +237,9 @@ export class PgEpisodeStore implements EpisodeStorage {
         w.turn,
         stateJson,
         w.status,
-        w.stopReason,
+        pgText(w.stopReason),
         w.truncated,
-        w.error,
+        pgText(w.error),
         w.now,
         w.expiresAt,
         w.addedBytes,

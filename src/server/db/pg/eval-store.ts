@@ -5,6 +5,7 @@ import type { EvalJobRow, NewEvalJobRow } from "../schema.js";
 import type { EvalStorage } from "../stores.js";
 import type { PgDb } from "./open.js";
 import { evalJobs, evalRollouts } from "./schema.js";
+import { pgText } from "./text.js";
 
 const LIVE: EvalStatus[] = ["queued", "running"];
 /** Statuses a job never leaves: `claim` takes only live jobs, `fail` only live ones, `finish` only with our lease. */
@@ -97,7 +98,7 @@ export class PgEvalStore implements EvalStorage {
       .set({
         status: end.status,
         summary: end.summary,
-        error: end.error,
+        error: pgText(end.error),
         finishedAt: end.now,
         updatedAt: end.now,
         leaseOwner: null,
@@ -121,7 +122,7 @@ export class PgEvalStore implements EvalStorage {
   async fail(id: string, error: string, now: number): Promise<void> {
     await this.db
       .update(evalJobs)
-      .set({ status: "failed", error, finishedAt: now, updatedAt: now, leaseOwner: null, leaseExpiresAt: null })
+      .set({ status: "failed", error: pgText(error), finishedAt: now, updatedAt: now, leaseOwner: null, leaseExpiresAt: null })
       .where(and(eq(evalJobs.id, id), inArray(evalJobs.status, LIVE)));
   }
 
