@@ -11,7 +11,7 @@
  * with `off` it survives the server process being killed but not an OS crash, which is
  * what SQLite's default (`synchronous = NORMAL` in WAL mode) promises.
  *
- *   BENCH_SECONDS=5 BENCH_CONCURRENCY=64 BENCH_PROCESSES=1,2,4 npm run bench:pg
+ *   BENCH_SECONDS=5 BENCH_CONCURRENCY=64 BENCH_PROCESSES=1,2,4 BENCH_PG_POOL=10 npm run bench:pg
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -25,6 +25,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const PROCESSES = (process.env.BENCH_PROCESSES ?? "1,2,4").split(",").map(Number);
+/** EDGEGYM_PG_POOL_SIZE for the PostgreSQL servers (default: the server's, 10). */
+const POOL = process.env.BENCH_PG_POOL;
 const envArgs = ["--env", join(REPO_ROOT, "bench/echo-env.js")];
 
 interface Row {
@@ -86,7 +88,7 @@ async function measure(engine: string, db: string, processes: number): Promise<R
   // One after another: on a loaded machine four node processes starting at once can miss the start timeout.
   const servers: ChildServer[] = [];
   try {
-    for (let i = 0; i < processes; i++) servers.push(await startNodeServer({ db, args: envArgs }));
+    for (let i = 0; i < processes; i++) servers.push(await startNodeServer({ db, args: envArgs, env: POOL ? { EDGEGYM_PG_POOL_SIZE: POOL } : {} }));
     if (WARMUP_SECONDS > 0) await load(servers, WARMUP_SECONDS);
     const row = { engine, processes, ...(await load(servers, SECONDS)) };
     console.error(`${engine}, ${processes} process(es): ${row.perSecond.toFixed(0)} steps/s`);
@@ -118,7 +120,7 @@ async function main(): Promise<void> {
   }
   const base = rows[0]?.perSecond ?? Number.NaN;
   console.log(
-    `\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; ${CONCURRENCY} concurrent episodes, ${SECONDS} s per row after ${WARMUP_SECONDS} s warm-up; servers, PostgreSQL and this load generator share the machine (load average ${loadavg()[0]?.toFixed(2)} at the end).\n`,
+    `\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}; ${CONCURRENCY} concurrent episodes, ${POOL ?? 10} PostgreSQL connections per server process, ${SECONDS} s per row after ${WARMUP_SECONDS} s warm-up; servers, PostgreSQL and this load generator share the machine (load average ${loadavg()[0]?.toFixed(2)} at the end).\n`,
   );
   console.log("| engine | server processes | persisted steps/s | ÷ SQLite | step p50 / p99 ms | errors |");
   console.log("|---|---|---|---|---|---|");

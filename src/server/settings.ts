@@ -229,6 +229,16 @@ export const PROCESS_SETTINGS = {
     },
     file: null,
   }),
+  pgPoolSize: typed({
+    variable: "EDGEGYM_PG_POOL_SIZE", fileKey: null, flag: null, runtimes: "node", default: "10",
+    doc: "PostgreSQL connections each server process keeps (with a `postgres://` database): size the server's `max_connections` for this × processes ([scaling.md](scaling.md))",
+    parse: (raw) => {
+      const n = positiveInt("EDGEGYM_PG_POOL_SIZE")(raw);
+      if (n > 1000) throw new Error(`EDGEGYM_PG_POOL_SIZE must be at most 1000, got ${n}`);
+      return n;
+    },
+    file: null,
+  }),
   config: typed({ variable: "EDGEGYM_CONFIG", fileKey: null, flag: "--config", runtimes: "node", default: "none", doc: "JSON config file: every setting below with a config key", parse: text, file: null }),
   workers: typed<WorkerCount>({
     variable: "EDGEGYM_WORKERS", fileKey: null, flag: "--workers", runtimes: "node", default: "1",

@@ -36,7 +36,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     return;
   }
   // Every value is read (and checked) before anything starts: a bad one stops here with its name.
-  const { port, host, dbPath, synchronous, configPath, workers, reapIntervalMs } = readServeSettings(values, process.env);
+  const { port, host, dbPath, synchronous, pgPoolSize, configPath, workers, reapIntervalMs } = readServeSettings(values, process.env);
   const config = loadServerConfig(process.env, configPath);
   if (values["allow-weak-python-sandbox"]) config.pythonAllowWeakSandbox = true;
   const extraEnvs = await loadEnvModules(values.env ?? []);
@@ -70,7 +70,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   // With workers, only the first reaps: the reaper is one statement, once is enough.
   const reaps = !cluster.isWorker || cluster.worker?.id === 1;
-  const server = await startNodeServer({ port, host, dbPath, synchronous, config, extraEnvs, reapIntervalMs: reaps ? reapIntervalMs : 0 });
+  const server = await startNodeServer({ port, host, dbPath, synchronous, pgPoolSize, config, extraEnvs, reapIntervalMs: reaps ? reapIntervalMs : 0 });
   console.log(`edgegym listening on ${server.url} (database: ${isPostgresUrl(dbPath) ? redactPostgresUrl(dbPath) : dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
   if (config.apiKeys?.length || config.adminApiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys?.length ?? 0} tenant, ${config.adminApiKeys?.length ?? 0} admin configured)`);
   const stop = (): void => {

@@ -17,6 +17,8 @@ export interface NodeServerOptions {
   dbPath: string;
   /** What an answered write survives: NORMAL a process crash, FULL power loss too (node-sqlite.ts). */
   synchronous?: SqliteSynchronous;
+  /** PostgreSQL connections this process keeps (default 10). */
+  pgPoolSize?: number;
   config?: Partial<ServerConfig>;
   /** Environments beside the built-ins (from `--env`). */
   extraEnvs?: AnyEnvironment[];
@@ -34,7 +36,7 @@ async function openStores(options: NodeServerOptions): Promise<{ stores: Stores;
   if (isPostgresUrl(options.dbPath)) {
     // Loaded only when asked for: a SQLite server never loads the PostgreSQL driver.
     const { openPostgres } = await import("../db/pg/open.js");
-    return openPostgres(options.dbPath);
+    return openPostgres(options.dbPath, options.pgPoolSize === undefined ? {} : { poolSize: options.pgPoolSize });
   }
   const database = openNodeDatabase(options.dbPath, { synchronous: options.synchronous ?? "NORMAL" });
   return { stores: sqliteStores(database.db), close: async () => database.close() };
