@@ -6,19 +6,9 @@
 # python on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/pinned-venv.sh
+source scripts/lib/pinned-venv.sh
 
-PY="${PYTHON:-python3.11}"
-VENV=trainer-adapter/.venv-openenv
-REQS=trainer-adapter/openenv-requirements.txt
-STAMP="$VENV/.edgegym-installed"
-
-want="$(sha256sum "$REQS" | cut -d' ' -f1)"
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
-  rm -rf "$VENV"
-  "$PY" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --upgrade "pip>=24"
-  "$VENV/bin/python" -m pip install --quiet -r "$REQS"
-  "$VENV/bin/python" -c "import openenv.core, importlib.metadata as m; print('openenv-core', m.version('openenv-core'))" >&2
-  echo "$want" > "$STAMP"
-fi
-echo "$(pwd)/$VENV/bin/python"
+pinned_venv trainer-adapter/.venv-openenv \
+  "import openenv.core, importlib.metadata as m; print('openenv-core', m.version('openenv-core'))" \
+  trainer-adapter/openenv-requirements.txt

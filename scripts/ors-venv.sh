@@ -7,21 +7,9 @@
 # python on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/pinned-venv.sh
+source scripts/lib/pinned-venv.sh
 
-PY="${PYTHON:-python3.11}"
-VENV=trainer-adapter/.venv-ors
-REQS=trainer-adapter/ors-requirements.txt
-TRL_REQS=trainer-adapter/ors-trl-requirements.txt
-STAMP="$VENV/.edgegym-installed"
-
-want="$(cat "$REQS" "$TRL_REQS" | sha256sum | cut -d' ' -f1)"
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
-  rm -rf "$VENV"
-  "$PY" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --upgrade "pip>=24"
-  "$VENV/bin/python" -m pip install --quiet -r "$REQS"
-  "$VENV/bin/python" -m pip install --quiet --no-deps -r "$TRL_REQS"
-  "$VENV/bin/python" -c "import openreward, importlib.metadata as m; import trl.experimental.openreward; print('openreward', m.version('openreward'), 'trl', m.version('trl'))" >&2
-  echo "$want" > "$STAMP"
-fi
-echo "$(pwd)/$VENV/bin/python"
+pinned_venv trainer-adapter/.venv-ors \
+  "import openreward, importlib.metadata as m; import trl.experimental.openreward; print('openreward', m.version('openreward'), 'trl', m.version('trl'))" \
+  trainer-adapter/ors-requirements.txt --no-deps trainer-adapter/ors-trl-requirements.txt

@@ -8,21 +8,11 @@
 # python on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/pinned-venv.sh
+source scripts/lib/pinned-venv.sh
 
 GEN="${1:?usage: verifiers-venv.sh vf03|vf04}"
 case "$GEN" in vf03|vf04) ;; *) echo "unknown generation $GEN (vf03 or vf04)" >&2; exit 2 ;; esac
-PY="${PYTHON:-python3.11}"
-VENV="trainer-adapter/.venv-$GEN"
-REQS="trainer-adapter/$GEN-requirements.txt"
-STAMP="$VENV/.edgegym-installed"
-
-want="$(sha256sum "$REQS" | cut -d' ' -f1)"
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
-  rm -rf "$VENV"
-  "$PY" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --upgrade "pip>=24"
-  "$VENV/bin/python" -m pip install --quiet --no-deps -r "$REQS"
-  "$VENV/bin/python" -c "import importlib.metadata as m; print('verifiers', m.version('verifiers'))" >&2
-  echo "$want" > "$STAMP"
-fi
-echo "$(pwd)/$VENV/bin/python"
+pinned_venv "trainer-adapter/.venv-$GEN" \
+  "import importlib.metadata as m; print('verifiers', m.version('verifiers'))" \
+  --no-deps "trainer-adapter/$GEN-requirements.txt"

@@ -1,9 +1,6 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT, startNodeServer, type ChildServer } from "./support/node-server.js";
+import { describe, expect, it } from "vitest";
+import type { ChildServer } from "./support/node-server.js";
+import { pinnedVenvPython, pythonBlocks, runDocBlock, serverPair } from "./support/python-client.js";
 
 /*
  * The Python blocks of docs/openenv.md (but the TRL section's), run as printed with openenv-core from the pinned
@@ -11,42 +8,14 @@ import { REPO_ROOT, startNodeServer, type ChildServer } from "./support/node-ser
  * placeholder are swapped in. Skipped with a note without the venv, failed when
  * EDGEGYM_REQUIRE_OPENENV=1.
  */
-const python = process.env.EDGEGYM_OPENENV_PYTHON ?? join(REPO_ROOT, "trainer-adapter/.venv-openenv/bin/python");
-const ready = existsSync(python);
-if (!ready) {
-  const why = `openenv docs test: no ${python}; run bash scripts/openenv-venv.sh`;
-  if (process.env.EDGEGYM_REQUIRE_OPENENV === "1") throw new Error(why);
-  console.warn(`${why} (skipping)`);
-}
+const { python, ready } = pinnedVenvPython({ name: "openenv", envVar: "OPENENV" }, "openenv docs test");
 
 // The TRL section's blocks ("# TRL: …") need TRL and torch: trainer-adapter/tests/test_trl_openenv.py runs them.
-const blocks = [...readFileSync(join(REPO_ROOT, "docs/openenv.md"), "utf8").matchAll(/```python\n([\s\S]*?)```/g)]
-  .map((m) => m[1] as string)
-  .filter((block) => !block.startsWith("# TRL:"));
+const blocks = pythonBlocks("docs/openenv.md").filter((block) => !block.startsWith("# TRL:"));
 
 describe.skipIf(!ready)("docs/openenv.md's client code", () => {
-  let dir: string;
-  let open: ChildServer;
-  let keyed: ChildServer;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "edgegym-openenv-docs-"));
-    [open, keyed] = await Promise.all([
-      startNodeServer({ db: join(dir, "open.db") }),
-      startNodeServer({ db: join(dir, "keyed.db"), env: { EDGEGYM_API_KEYS: "docs:sk-docs" } }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all([open?.stop(), keyed?.stop()]);
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const run = (server: ChildServer, code: string): string[] => {
-    const file = join(dir, "block.py");
-    writeFileSync(file, code.replaceAll("http://localhost:8787", server.url).replaceAll("sk-your-key", "sk-docs"));
-    const result = spawnSync(python, [file], { encoding: "utf8", timeout: 60_000 });
-    expect(result.status, `${result.stderr}\n${server.output()}`).toBe(0);
-    return result.stdout.split("\n");
-  };
+  const servers = serverPair("edgegym-openenv-docs-", "docs:sk-docs");
+  const run = (server: ChildServer, code: string): string[] => runDocBlock(python, server, servers.dir, code, "sk-docs");
 
   it("has the four scripts", () => {
     expect(blocks.map((b) => b.split("\n")[0])).toEqual([
@@ -58,6 +27,7 @@ describe.skipIf(!ready)("docs/openenv.md's client code", () => {
   });
 
   it("runs each as printed and prints what its comments say", () => {
+    const { open, keyed } = servers;
     const [single, tools, reconnect, key] = blocks as [string, string, string, string];
     const one = run(open, single);
     expect(one[0]).toBe("1.2 True");

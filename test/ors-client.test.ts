@@ -1,9 +1,7 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT, startNodeServer, type ChildServer } from "./support/node-server.js";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "./support/node-server.js";
+import { lastJsonLine, pinnedVenvPython, runPython, serverPair, type PythonRun } from "./support/python-client.js";
 
 /*
  * The `openreward` package's own client against edgegym's ORS wire, on the real Node server:
@@ -14,57 +12,30 @@ import { REPO_ROOT, startNodeServer, type ChildServer } from "./support/node-ser
  * trl 1.16.0 from PyPI), which `npm test` runs first; without it this is skipped with a note,
  * and failed when EDGEGYM_REQUIRE_ORS=1.
  */
-const python = process.env.EDGEGYM_ORS_PYTHON ?? join(REPO_ROOT, "trainer-adapter/.venv-ors/bin/python");
-const ready = existsSync(python);
-if (!ready) {
-  const why = `ors client test: no ${python}; run bash scripts/ors-venv.sh`;
-  if (process.env.EDGEGYM_REQUIRE_ORS === "1") throw new Error(why);
-  console.warn(`${why} (skipping)`);
-}
+const { python, ready } = pinnedVenvPython({ name: "ors", envVar: "ORS" }, "ors client test");
 
-async function drive(url: string, key?: string): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(python, [join(REPO_ROOT, "test/ors/drive_ors.py"), url, ...(key ? [key] : [])], {
-    stdio: ["ignore", "pipe", "pipe"],
-    // No variable of the developer's shell may point the client elsewhere (or carry a key).
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENREWARD_DISABLE_UPDATE_CHECK: "1" },
-  });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { code, out, err };
-}
+// No variable of the developer's shell may point the client elsewhere (or carry a key).
+const drive = (url: string, key?: string): Promise<PythonRun> =>
+  runPython(python, [join(REPO_ROOT, "test/ors/drive_ors.py"), url, ...(key ? [key] : [])], { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENREWARD_DISABLE_UPDATE_CHECK: "1" });
 
 describe.skipIf(!ready)("the openreward client against the ORS wire", () => {
-  let dir: string;
-  let open: ChildServer;
-  let keyed: ChildServer;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "edgegym-ors-"));
-    open = await startNodeServer({ db: join(dir, "open.db") });
-    keyed = await startNodeServer({ db: join(dir, "keyed.db"), env: { EDGEGYM_API_KEYS: "alice:sk-alice" } });
-  }, 90_000);
-  afterAll(async () => {
-    await Promise.all([open?.stop(), keyed?.stop()]);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const servers = serverPair("edgegym-ors-", "alice:sk-alice");
 
   it("plays reverse-text, tic-tac-toe and tool-math, resumes a call, and runs one episode through TRL's adapter", async () => {
-    const run = await drive(open.url);
-    expect(run.code, `${run.err}\n${open.output()}`).toBe(0);
-    const seen = JSON.parse(run.out.trim().split("\n").at(-1) ?? "{}");
+    const run = await drive(servers.open.url);
+    expect(run.code, `${run.err}\n${servers.open.output()}`).toBe(0);
+    const seen = lastJsonLine(run.out);
     expect(seen).toMatchObject({ reverse_text_reward: 1.2, tool_math_reward: 1.1, errors: "ok", trl_reward: 1.2 });
-    expect(seen.tic_tac_toe.last).toMatch(/You win|You lose|draw/i);
+    expect(seen.tic_tac_toe?.last).toMatch(/You win|You lose|draw/i);
   }, 120_000);
 
   it("does the same with an API key, which the client sends as X-API-Key", async () => {
-    const run = await drive(keyed.url, "sk-alice");
-    expect(run.code, `${run.err}\n${keyed.output()}`).toBe(0);
+    const run = await drive(servers.keyed.url, "sk-alice");
+    expect(run.code, `${run.err}\n${servers.keyed.output()}`).toBe(0);
   }, 120_000);
 
   it("refuses every route without the key, in the wire's error shape", async () => {
+    const { keyed } = servers;
     for (const path of ["/list_environments", "/reverse-text/splits"]) {
       const res = await fetch(`${keyed.url}${path}`);
       expect(res.status).toBe(401);

@@ -1,9 +1,6 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT, startNodeServer, type ChildServer } from "./support/node-server.js";
+import { describe, expect, it } from "vitest";
+import type { ChildServer } from "./support/node-server.js";
+import { pinnedVenvPython, pythonBlocks, runDocBlock, serverPair } from "./support/python-client.js";
 
 /*
  * The Python blocks of docs/ors.md, run as printed with openreward and TRL's adapter from the
@@ -11,41 +8,14 @@ import { REPO_ROOT, startNodeServer, type ChildServer } from "./support/node-ser
  * placeholder are swapped in. Skipped with a note without the venv, failed when
  * EDGEGYM_REQUIRE_ORS=1.
  */
-const python = process.env.EDGEGYM_ORS_PYTHON ?? join(REPO_ROOT, "trainer-adapter/.venv-ors/bin/python");
-const ready = existsSync(python);
-if (!ready) {
-  const why = `ors docs test: no ${python}; run bash scripts/ors-venv.sh`;
-  if (process.env.EDGEGYM_REQUIRE_ORS === "1") throw new Error(why);
-  console.warn(`${why} (skipping)`);
-}
+const { python, ready } = pinnedVenvPython({ name: "ors", envVar: "ORS" }, "ors docs test");
 
-const blocks = [...readFileSync(join(REPO_ROOT, "docs/ors.md"), "utf8").matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+const blocks = pythonBlocks("docs/ors.md");
 
 describe.skipIf(!ready)("docs/ors.md's client code", () => {
-  let dir: string;
-  let open: ChildServer;
-  let keyed: ChildServer;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "edgegym-ors-docs-"));
-    open = await startNodeServer({ db: join(dir, "open.db") });
-    keyed = await startNodeServer({ db: join(dir, "keyed.db"), env: { EDGEGYM_API_KEYS: "docs:sk-docs" } });
-  }, 90_000);
-  afterAll(async () => {
-    await Promise.all([open?.stop(), keyed?.stop()]);
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const run = (server: ChildServer, code: string): string[] => {
-    const file = join(dir, "block.py");
-    writeFileSync(file, code.replaceAll("http://localhost:8787", server.url).replaceAll("sk-your-key", "sk-docs"));
-    const result = spawnSync(python, [file], {
-      encoding: "utf8",
-      timeout: 60_000,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENREWARD_DISABLE_UPDATE_CHECK: "1", TRL_EXPERIMENTAL_SILENCE: "1" },
-    });
-    expect(result.status, `${result.stderr}\n${server.output()}`).toBe(0);
-    return result.stdout.split("\n");
-  };
+  const servers = serverPair("edgegym-ors-docs-", "docs:sk-docs");
+  const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENREWARD_DISABLE_UPDATE_CHECK: "1", TRL_EXPERIMENTAL_SILENCE: "1" };
+  const run = (server: ChildServer, code: string): string[] => runDocBlock(python, server, servers.dir, code, "sk-docs", env);
 
   it("has the four scripts", () => {
     expect(blocks.map((b) => b.split("\n")[0])).toEqual([
@@ -57,6 +27,7 @@ describe.skipIf(!ready)("docs/ors.md's client code", () => {
   });
 
   it("runs each as printed and prints what its comments say", () => {
+    const { open, keyed } = servers;
     const [single, tools, trl, key] = blocks as [string, string, string, string];
     expect(run(open, single).slice(0, 4)).toEqual(["['train', 'eval'] True", "{'split': 'train', 'index': 0}", "True 1.2", "lcs_ratio True"]);
     expect(run(open, tools).slice(0, 3)).toEqual(["['calculator', 'respond']", "5 False None", "True True"]);

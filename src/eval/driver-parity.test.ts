@@ -1,45 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { defineRubric, defineTool, envGroup, EnvRegistry, rowsDataset, singleTurnEnv, toolEnv, XmlParser } from "../envs/index.js";
+import { envGroup, EnvRegistry } from "../envs/index.js";
+import { echo, sums } from "../../test/support/echo-and-sums.js";
 import { inProcessApp } from "../../test/support/in-process.js";
 import { HttpDriver } from "./http-driver.js";
 import { InProcessDriver } from "./in-process-driver.js";
 
-// Two members that differ in every per-episode field: one has no tools and one turn, the
-// other a tool and three turns. The group's union (one tool, three turns) is right for neither.
-const echo = singleTurnEnv({
-  id: "echo",
-  version: "1.0.0",
-  description: "Repeat the word.",
-  systemPrompt: "Repeat the word inside <answer> tags.",
-  parser: new XmlParser({ fields: ["answer"] }),
-  dataset: rowsDataset({ train: ["alpha", "beta"].map((w) => ({ prompt: w, answer: w })) }),
-  rubric: defineRubric([{ name: "exact", weight: 1, fn: ({ completion, answer, parser }) => Number(parser.parseAnswer(completion) === answer) }]),
-});
-
-const add = defineTool<{ calls: number }, z.ZodObject<{ a: z.ZodNumber; b: z.ZodNumber }>>({
-  name: "add",
-  description: "Adds two numbers.",
-  parameters: z.object({ a: z.number(), b: z.number() }).strict(),
-  run: ({ a, b }, { state }) => {
-    state.calls++;
-    return String(a + b);
-  },
-});
-
-const sums = toolEnv<Record<string, never>, { calls: number }>({
-  id: "sums",
-  version: "2.0.0",
-  description: "Add with the tool.",
-  systemPrompt: "Use the add tool, then answer with the number.",
-  dataset: rowsDataset({ train: [{ prompt: "2+3", answer: "5" }, { prompt: "4+4", answer: "8" }] }),
-  stateSchema: z.object({ calls: z.number() }).strict(),
-  setup: () => ({ state: { calls: 0 } }),
-  tools: [add],
-  maxTurns: 3,
-  rubric: defineRubric([{ name: "correct", weight: 1, fn: ({ completion, answer, parser }) => Number(parser.parseAnswer(completion) === answer) }]),
-});
-
+// Two members that differ in every per-episode field (test/support/echo-and-sums.ts).
 const group = envGroup({ id: "mixed", envs: [echo, sums] });
 
 describe("the in-process driver and the HTTP server offer the same episode", () => {

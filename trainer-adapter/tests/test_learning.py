@@ -13,30 +13,22 @@ import statistics
 
 from edgegym.grpo import GRPOConfig, GRPOTrainer
 
+from .support.letter_a_run import letter_a_config
+
 
 def test_grpo_raises_reward_and_resumes(server, warm_model_dir, tmp_path):
     out = tmp_path / "run"
-    config = GRPOConfig(
-        model=str(warm_model_dir),
-        server_url=server.url,
-        env_id="letter-a",
+    config = letter_a_config(
+        warm_model_dir,
+        server.url,
+        out,
         backend="transformers",
-        num_generations=8,
-        tasks_per_step=4,
         gradient_accumulation_steps=2,
         max_steps=14,
         learning_rate=3e-3,
         warmup_steps=1,
-        max_tokens=4,
-        max_seq_len=128,
-        loss_type="dapo",
-        beta=0.0,
-        num_batches_ahead=1,
-        output_dir=str(out),
         save_steps=7,
         save_total_limit=1,
-        progress="none",
-        seed=1,
     )
     history = GRPOTrainer(config).train()
     assert [h["step"] for h in history] == list(range(1, 15))

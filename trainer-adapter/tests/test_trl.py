@@ -8,31 +8,19 @@ import pytest
 
 trl = pytest.importorskip("trl")
 
+from support.trl_args import tiny_trl_args  # noqa: E402
+
 
 def test_trl_grpo_trainer_with_edgegym_rollout_func(server, warm_model_dir, tokenizer, tmp_path):
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from transformers import AutoModelForCausalLM
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from edgegym.trl import EdgegymRolloutFunc, component_reward, edgegym_dataset, edgegym_reward
 
     dataset = edgegym_dataset(server.url, "guess-number", n=8)
     rollout_func = EdgegymRolloutFunc(server.url, "guess-number", max_seq_len=256)
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "trl"),
-        per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=6,
-        max_steps=2,
-        learning_rate=1e-3,
-        logging_steps=1,
-        report_to="none",
-        use_cpu=True,
-        bf16=False,
-        save_strategy="no",
-        reward_weights=[1.0, 0.0],
-        seed=0,
-    )
+    args = tiny_trl_args(tmp_path / "trl", max_completion_length=6, reward_weights=[1.0, 0.0])
     trainer = GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(warm_model_dir),
         reward_funcs=[edgegym_reward, component_reward("guesses")],

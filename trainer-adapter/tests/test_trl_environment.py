@@ -9,6 +9,8 @@ import pytest
 
 trl = pytest.importorskip("trl")
 
+from support.trl_args import tiny_trl_args  # noqa: E402
+
 
 def _row(server_url: str, env_id: str, index: int = 0) -> dict:
     from edgegym.trl import edgegym_dataset
@@ -127,7 +129,7 @@ def tool_model_dir(server, tokenizer, tmp_path_factory):
 def test_trl_grpo_trainer_with_edgegym_environment_factory(server, tool_model_dir, tokenizer, tmp_path):
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from transformers import AutoModelForCausalLM
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
     from trl.chat_template_utils import qwen3_template
 
     from edgegym import Client
@@ -138,22 +140,7 @@ def test_trl_grpo_trainer_with_edgegym_environment_factory(server, tool_model_di
     # from trl.chat_template_utils.add_response_schema).
     tokenizer.response_template = qwen3_template
     dataset = edgegym_dataset(server.url, "calculator", n=8)
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "trl-env"),
-        per_device_train_batch_size=4,
-        num_generations=4,
-        max_completion_length=48,
-        max_tool_calling_iterations=2,
-        max_steps=2,
-        learning_rate=1e-3,
-        logging_steps=1,
-        report_to="none",
-        use_cpu=True,
-        bf16=False,
-        save_strategy="no",
-        reward_weights=[1.0, 0.0],
-        seed=0,
-    )
+    args = tiny_trl_args(tmp_path / "trl-env", max_completion_length=48, max_tool_calling_iterations=2, reward_weights=[1.0, 0.0])
     trainer = GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(tool_model_dir),
         reward_funcs=[environment_reward, environment_component_reward("tool_calls")],

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 trl = pytest.importorskip("trl")
+
+from support.trl_args import tiny_trl_args  # noqa: E402
 # Required, not skipped: openenv-core is in the test extras (pyproject.toml, pinned in constraints.txt).
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402,F401
 
@@ -166,7 +168,7 @@ def test_trl_grpo_trainer_plays_edgegym_over_openenv(server, doc, guess_number_c
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
     from transformers import AutoModelForCausalLM
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
     from trl.chat_template_utils import qwen3_template
 
     from edgegym import Client
@@ -185,22 +187,7 @@ def test_trl_grpo_trainer_plays_edgegym_over_openenv(server, doc, guess_number_c
     # The docs' dataset, with guess-number for wordle; alternating rows, not shuffled, so
     # that each batch of two prompts holds one task of each.
     rows = [row for pair in zip(doc["tasks"]("reverse-text", 4), doc["tasks"]("guess-number", 4)) for row in pair]
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "trl-openenv"),
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=128,
-        max_tool_calling_iterations=2,
-        shuffle_dataset=False,
-        max_steps=2,
-        learning_rate=1e-3,
-        logging_steps=1,
-        report_to="none",
-        use_cpu=True,
-        bf16=False,
-        save_strategy="no",
-        seed=0,
-    )
+    args = tiny_trl_args(tmp_path / "trl-openenv", num_generations=2, max_completion_length=128, max_tool_calling_iterations=2, shuffle_dataset=False)
     trainer = GRPOTrainer(
         model=AutoModelForCausalLM.from_pretrained(openenv_model_dir),
         reward_funcs=edgegym_reward,

@@ -1,7 +1,6 @@
 import { parseArgs } from "node:util";
-import { builtinEnvs, EnvRegistry, judgeCatalogFrom } from "../../envs/index.js";
 import { EvalRequest } from "../../protocol/index.js";
-import { loadEnvModules } from "../../server/node/load-envs.js";
+import { cliRegistry, jsonObjectFlag as json, modelEndpoint, numberFlag as number, SHARED_OPTIONS } from "./cli-flags.js";
 import { evalToDir } from "./eval-to-dir.js";
 import { createProgressDisplay } from "./progress.js";
 import { formatReport } from "./report.js";
@@ -42,25 +41,6 @@ Output:
 
 Ctrl-C stops the run and saves what is done (a second Ctrl-C quits at once).`;
 
-function number(name: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (!Number.isFinite(value)) throw new Error(`${name} must be a number, got "${raw}"`);
-  return value;
-}
-
-function json(name: string, raw: string | undefined): Record<string, unknown> | undefined {
-  if (raw === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (err) {
-    throw new Error(`${name} is not valid JSON: ${(err as Error).message}`, { cause: err });
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${name} must be a JSON object`);
-  return value as Record<string, unknown>;
-}
-
 /** `--resume=PATH` names a run; a bare `--resume` asks for the newest matching one. */
 function splitResume(argv: string[]): { argv: string[]; resume: boolean | string } {
   let resume: boolean | string = false;
@@ -80,27 +60,12 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
     allowPositionals: true,
     strict: true,
     options: {
-      model: { type: "string", short: "m" },
-      "base-url": { type: "string", short: "b" },
-      "api-key-var": { type: "string", short: "k" },
-      "num-examples": { type: "string", short: "n" },
+      ...SHARED_OPTIONS,
       "rollouts-per-example": { type: "string", short: "r" },
-      "max-concurrent": { type: "string", short: "c" },
-      "max-tokens": { type: "string", short: "t" },
-      temperature: { type: "string", short: "T" },
-      "sampling-args": { type: "string", short: "S" },
-      "env-args": { type: "string", short: "a" },
-      split: { type: "string" },
-      seed: { type: "string" },
       "pass-threshold": { type: "string" },
-      server: { type: "string" },
-      output: { type: "string", short: "o" },
       "max-retries": { type: "string" },
       timeout: { type: "string" },
-      "env-module": { type: "string", multiple: true },
-      format: { type: "string" },
       verbose: { type: "boolean", short: "v" },
-      help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -131,12 +96,9 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
   const format = values.format;
   if (format !== undefined && format !== "vf03" && format !== "vf04") throw new Error(`--format must be vf03 or vf04, got "${format}"`);
 
-  const keyVar = values["api-key-var"] ?? "OPENAI_API_KEY";
-  const baseUrl = values["base-url"] ?? env.EDGEGYM_EVAL_BASE_URL ?? env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
-  const apiKey = env[keyVar];
+  const { baseUrl, keyVar, apiKey } = modelEndpoint(values, env);
   if (!apiKey && values["api-key-var"]) console.error(`note: $${keyVar} is not set; sending requests without a key`);
-  // The CLI user is the operator here: judges come from their own environment (EDGEGYM_JUDGE_*, EDGEGYM_JUDGES).
-  const registry = new EnvRegistry("node", [...builtinEnvs, ...(await loadEnvModules(values["env-module"] ?? []))]).withServices({ judges: judgeCatalogFrom(env) });
+  const registry = await cliRegistry(values["env-module"], env);
 
   const controller = new AbortController();
   let interrupts = 0;

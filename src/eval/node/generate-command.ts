@@ -2,15 +2,14 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { builtinEnvs, EnvRegistry, judgeCatalogFrom } from "../../envs/index.js";
 import type { Split } from "../../protocol/index.js";
-import { loadEnvModules } from "../../server/node/load-envs.js";
 import type { EpisodeDriver } from "../driver.js";
 import { HttpDriver } from "../http-driver.js";
 import { InProcessDriver } from "../in-process-driver.js";
 import type { ChatModel } from "../model.js";
 import { OpenAIChatModel } from "../openai-model.js";
 import { builtinExperts, PolicyModel, type Policy } from "../policy.js";
+import { cliRegistry, jsonObjectFlag, modelEndpoint, numberFlag, SHARED_OPTIONS } from "./cli-flags.js";
 import { generateSft, writeSftRows } from "./generate.js";
 import { createProgressDisplay } from "./progress.js";
 
@@ -42,23 +41,14 @@ Output:
                                 system prompt, every turn, and its tools when it has any
   -h, --help`;
 
-function num(name: string, raw: string | undefined, fallback: number, check: (n: number) => boolean = Number.isFinite): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || !check(value)) throw new Error(`${name}: bad value "${raw}"`);
-  return value;
+/** A number flag with its default when absent. */
+function num(name: string, raw: string | undefined, fallback: number, check?: (n: number) => boolean): number {
+  return numberFlag(name, raw, check) ?? fallback;
 }
 
+/** A JSON-object flag, {} when absent. */
 function jsonObject(name: string, raw: string | undefined): Record<string, unknown> {
-  if (raw === undefined) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (err) {
-    throw new Error(`${name} is not valid JSON: ${(err as Error).message}`, { cause: err });
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${name} must be a JSON object`);
-  return value as Record<string, unknown>;
+  return jsonObjectFlag(name, raw) ?? {};
 }
 
 /** A policy module: `export function act(...)`, or a default export with `act`. */
@@ -80,25 +70,10 @@ export async function generateCommand(argv: string[], env: NodeJS.ProcessEnv = p
     allowPositionals: true,
     strict: true,
     options: {
+      ...SHARED_OPTIONS,
       expert: { type: "string", short: "e" },
-      model: { type: "string", short: "m" },
-      "base-url": { type: "string", short: "b" },
-      "api-key-var": { type: "string", short: "k" },
-      "max-tokens": { type: "string", short: "t" },
-      temperature: { type: "string", short: "T" },
-      "sampling-args": { type: "string", short: "S" },
       "best-of": { type: "string" },
       "min-reward": { type: "string" },
-      "num-examples": { type: "string", short: "n" },
-      "env-args": { type: "string", short: "a" },
-      split: { type: "string" },
-      seed: { type: "string" },
-      "max-concurrent": { type: "string", short: "c" },
-      "env-module": { type: "string", multiple: true },
-      server: { type: "string" },
-      output: { type: "string", short: "o" },
-      format: { type: "string" },
-      help: { type: "boolean", short: "h" },
     },
   });
   if (values.help) {
@@ -126,9 +101,8 @@ export async function generateCommand(argv: string[], env: NodeJS.ProcessEnv = p
 
   let model: ChatModel;
   if (values.model !== undefined) {
-    const keyVar = values["api-key-var"] ?? "OPENAI_API_KEY";
-    const baseUrl = values["base-url"] ?? env.EDGEGYM_EVAL_BASE_URL ?? env.OPENAI_BASE_URL ?? "https://api.openai.com/v1";
-    model = new OpenAIChatModel({ model: values.model, baseUrl, apiKey: env[keyVar], timeoutMs: 600_000 });
+    const { baseUrl, apiKey } = modelEndpoint(values, env);
+    model = new OpenAIChatModel({ model: values.model, baseUrl, apiKey, timeoutMs: 600_000 });
   } else if (values.expert === "builtin") {
     const expert = builtinExperts[envId];
     if (!expert) throw new Error(`${envId} has no built-in expert (those with one: ${Object.keys(builtinExperts).join(", ")}); give --expert FILE or --model`);
@@ -137,7 +111,7 @@ export async function generateCommand(argv: string[], env: NodeJS.ProcessEnv = p
     model = new PolicyModel(`expert:${values.expert}`, await loadPolicyModule(values.expert as string));
   }
   const retry = { maxRetries: values.model !== undefined ? 3 : 0 };
-  const registry = new EnvRegistry("node", [...builtinEnvs, ...(await loadEnvModules(values["env-module"] ?? []))]).withServices({ judges: judgeCatalogFrom(env) });
+  const registry = await cliRegistry(values["env-module"], env);
   const driver: EpisodeDriver = values.server
     ? new HttpDriver({ baseUrl: values.server, apiKey: env.EDGEGYM_API_KEY, retry: { maxRetries: 3 }, timeoutMs: 600_000 })
     : new InProcessDriver(registry);

@@ -1,7 +1,8 @@
 """``Client`` and ``AsyncClient``: the edgegym protocol over httpx, one method per operation.
 
-Both send the same call descriptions (``_calls``) and share the retry rules
-(``_retry``); only the sending loop differs.
+Both inherit every operation from ``_operations`` (written once, as the call it sends),
+send the same call descriptions (``_calls``) and share the retry rules (``_retry``,
+``_Tries``); only the sending loops (httpx sync / async, the async session socket) differ.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 import warnings
-from typing import Any, AsyncIterator, Iterable, Iterator, Literal, TypeVar, overload
+from typing import Any, AsyncIterator, Iterator, Literal, TypeVar, overload
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse, connect_sse
@@ -20,19 +21,12 @@ from . import models as m
 from ._events import EvalEvent, EventFollower, parse_lines
 from ._retry import RETRYABLE_STATUS, RetryPolicy, is_retryable_exception, next_wait, parse_retry_after
 from ._socket import SessionSocket, SocketFault, SocketRefused
-from ._version import __version__
+from ._operations import AsyncOperations, SyncOperations, _next_cursor, _Operations
 from .errors import EdgegymError
 
 T = TypeVar("T", bound=BaseModel)
 
 DEFAULT_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
-
-
-def _headers(api_key: str | None) -> dict[str, str]:
-    headers = {"User-Agent": f"edgegym-python/{__version__}"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    return headers
 
 
 def _parse(call: _calls.Call[T], response: httpx.Response) -> T:
@@ -79,234 +73,25 @@ def _retry_wait(
     return next_wait(policy, attempt, started, retry_after)
 
 
-def _next_cursor(page: m.Episode, cursor: int) -> int | None:
-    """Where the page after ``page`` starts, or None at the end. A cursor that does not move
-    forward, or points past the episode's turn, would page forever: a protocol error."""
-    nxt = page.next_from_turn
-    if nxt is not None and not cursor < nxt <= page.turn:
-        raise EdgegymError(
-            f"GET /v1/episodes/{page.episode_id}: next_from_turn {nxt} is not after from_turn {cursor} "
-            f"and within the episode's {page.turn} turns",
-            status=200,
-            code="invalid_response",
-        )
-    return nxt
+class _Tries:
+    """One HTTP call's attempts, for both clients' send loops: counts them and says how
+    long to wait before the next, or raises the error that ends the call."""
+
+    def __init__(self, call: _calls.Call[Any], policy: RetryPolicy) -> None:
+        self.call = call
+        self.policy = policy
+        self.started = time.monotonic()
+        self.attempt = 0
+
+    def wait_or_raise(self, response: httpx.Response | None, error: BaseException | None) -> float:
+        self.attempt += 1
+        wait = _retry_wait(self.call, response, error, self.policy, self.attempt, self.started)
+        if wait is None:
+            raise _failure(self.call, response, error, self.started) from error
+        return wait
 
 
-class _Operations:
-    """The public methods, written once over ``_send``; each client supplies ``_send``."""
-
-    def _send(self, call: _calls.Call[Any]) -> Any:  # pragma: no cover - replaced by subclasses
-        raise NotImplementedError
-
-    def _request(self, call: _calls.Call[Any]) -> httpx.Response:  # pragma: no cover - replaced by subclasses
-        raise NotImplementedError
-
-    def health(self) -> m.Health:
-        """``GET /health`` (no auth)."""
-        return self._send(_calls.health())
-
-    def envs(self) -> m.EnvList:
-        """``GET /v1/envs``: every environment the server runs."""
-        return self._send(_calls.envs())
-
-    def env(self, env_id: str) -> m.EnvInfo:
-        """``GET /v1/envs/{env_id}``."""
-        return self._send(_calls.env(env_id))
-
-    def examples(self, env_id: str, split: str = "train", offset: int = 0, limit: int = 20) -> m.ExamplePage:
-        """``GET /v1/envs/{env_id}/examples``: a page of tasks as the model sees them."""
-        return self._send(_calls.examples(env_id, split, offset, limit))
-
-    def reset(
-        self,
-        env_id: str,
-        *,
-        split: str | None = None,
-        index: int | None = None,
-        seed: int | None = None,
-        args: dict[str, Any] | None = None,
-        ttl_seconds: int | None = None,
-        metadata: dict[str, Any] | None = None,
-        idempotency_key: str | None = None,
-    ) -> m.ResetResponse:
-        """``POST /v1/envs/{env_id}/episodes``: start an episode.
-
-        Without ``idempotency_key`` one is generated for this call, so its retries are
-        safe; pass your own to make a reset safe across processes or restarts.
-        """
-        return self._send(
-            _calls.reset(
-                env_id,
-                split=split,
-                index=index,
-                seed=seed,
-                args=args,
-                ttl_seconds=ttl_seconds,
-                metadata=metadata,
-                idempotency_key=idempotency_key,
-            )
-        )
-
-    def step(
-        self,
-        episode_id: str,
-        turn: int,
-        message: m.AssistantMessage | dict[str, Any],
-        sampled: m.SampledTokens | dict[str, Any] | None = None,
-    ) -> m.StepResponse:
-        """``POST /v1/episodes/{id}/step``: one assistant message (tool calls included) at ``turn``.
-
-        ``sampled`` (optional): what the trainer sampled for ``message``, as
-        ``SampledTokens`` or a dict ``{"token_ids": [...], "logprobs": [...],
-        "template_hash": "sha256:…"}``. The server stores it with the turn and returns it
-        with the episode (``Episode.turns[].sampled``); when its ``template_hash`` differs
-        from the episode's previous one, the reply carries ``template_change``.
-        """
-        return self._send(_calls.step(episode_id, turn, message, sampled))
-
-    def score(self, episode_id: str) -> m.ScoreResponse:
-        """``POST /v1/episodes/{id}/score``: run the rubric (stored; scoring again returns the same)."""
-        return self._send(_calls.score(episode_id))
-
-    def rescore(self, episode_id: str, *, rubric: m.RescoreRubric = "episode", save: bool = False) -> m.RescoreResponse:
-        """``POST /v1/episodes/{id}/rescore``: score the stored transcript again, with the
-        episode's own rubric or (``rubric="current"``) the one the server runs now. No tool
-        or model runs; the stored score is replaced only with ``save=True``."""
-        return self._send(_calls.rescore(episode_id, rubric=rubric, save=save))
-
-    def episode(self, episode_id: str, *, from_turn: int | None = None, limit: int | None = None) -> m.Episode:
-        """``GET /v1/episodes/{id}``: transcript, status, score, per-turn sampled tokens.
-
-        Without ``from_turn`` and ``limit`` the whole transcript comes back. With them, one
-        page: turns ``from_turn`` … ``from_turn + limit - 1`` (``limit`` 1–1000), and
-        ``next_from_turn`` says where the next page starts (None at the end). Turn 0 is the
-        opening messages; turn t ≥ 1 is the t-th assistant message and the reply to it.
-        """
-        return self._send(_calls.episode(episode_id, from_turn, limit))
-
-    def episode_pages(self, episode_id: str, *, from_turn: int = 0, page_turns: int = 100) -> Iterator[m.Episode]:
-        """Every page of an episode's transcript from ``from_turn`` on, ``page_turns`` turns a
-        page, following ``next_from_turn`` until the end. Each page is a full ``Episode``
-        (status and score as of that read); a long episode is read without holding its
-        whole transcript in one response.
-        """
-        cursor: int | None = from_turn
-        while cursor is not None:
-            page = self._send(_calls.episode(episode_id, cursor, page_turns))
-            yield page
-            cursor = _next_cursor(page, cursor)
-
-    def fork(
-        self,
-        episode_id: str,
-        turn: int | None = None,
-        n: int = 1,
-        *,
-        ttl_seconds: int | None = None,
-        metadata: dict[str, Any] | None = None,
-        idempotency_key: str | None = None,
-    ) -> m.ForkResponse:
-        """``POST /v1/episodes/{id}/fork``: start ``n`` (1–64) new episodes from the state
-        after ``turn`` (default: the episode's current turn; 0: right after reset).
-
-        Each new episode is active at ``ForkResponse.turn`` (send it with its first step),
-        its transcript starts with the parent's turns 0…turn, and it is stepped, scored,
-        closed and forked on its own; the parent is not changed. Without
-        ``idempotency_key`` one is generated for this call, so its retries never start a
-        second set; pass your own to make a fork safe across processes or restarts.
-        """
-        return self._send(
-            _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
-        )
-
-    def close_episode(self, episode_id: str) -> m.CloseResponse:
-        """``DELETE /v1/episodes/{id}``: close an episode (idempotent)."""
-        return self._send(_calls.close(episode_id))
-
-    def score_completions(
-        self,
-        env_id: str,
-        items: Iterable[m.ScoreItem | dict[str, Any]],
-        *,
-        args: dict[str, Any] | None = None,
-        scale_advantages: bool = False,
-    ) -> m.ScoreCompletionsResponse:
-        """``POST /v1/envs/{env_id}/score``: stateless scoring; items sharing ``group`` get GRPO advantages."""
-        return self._send(_calls.score_completions(env_id, items, args=args, scale_advantages=scale_advantages))
-
-    # --- evaluation jobs ----------------------------------------------------------
-
-    def create_eval(
-        self,
-        env_id: str | m.EvalRequest | dict[str, Any],
-        *,
-        model: str | None = None,
-        num_examples: int | None = None,
-        rollouts_per_example: int | None = None,
-        max_concurrent: int | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        sampling_args: dict[str, Any] | None = None,
-        env_args: dict[str, Any] | None = None,
-        split: str | None = None,
-        seed: int | None = None,
-        max_retries: int | None = None,
-        timeout_seconds: float | None = None,
-        pass_threshold: float | None = None,
-    ) -> m.EvalJob:
-        """``POST /v1/evals``: start an evaluation job on the server's model endpoint.
-
-        Pass an environment id and options as keywords (unset ones take the server's
-        defaults), or one ``EvalRequest`` (or dict) alone. Sent once, never retried: the
-        server has no idempotency key for jobs, so a repeat after a lost reply could start
-        a second job. A 429 ``rate_limited`` (the server's model-request budget is in use)
-        carries ``retry_after``.
-        """
-        options = dict(
-            model=model,
-            num_examples=num_examples,
-            rollouts_per_example=rollouts_per_example,
-            max_concurrent=max_concurrent,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            sampling_args=sampling_args,
-            env_args=env_args,
-            split=split,
-            seed=seed,
-            max_retries=max_retries,
-            timeout_seconds=timeout_seconds,
-            pass_threshold=pass_threshold,
-        )
-        return self._send(_calls.create_eval(_calls.eval_request(env_id, options)))
-
-    def evals(self, *, status: str | None = None, limit: int | None = None) -> m.EvalJobList:
-        """``GET /v1/evals``: jobs, newest first (server default: 50), optionally of one status."""
-        return self._send(_calls.evals(status, limit))
-
-    def eval(self, eval_id: str) -> m.EvalJob:
-        """``GET /v1/evals/{id}``: status, progress, and the summary once the job has ended."""
-        return self._send(_calls.eval_job(eval_id))
-
-    def cancel_eval(self, eval_id: str) -> m.EvalJob:
-        """``POST /v1/evals/{id}/cancel`` (idempotent): stored rollouts are kept and summarised."""
-        return self._send(_calls.cancel_eval(eval_id))
-
-    def delete_eval(self, eval_id: str) -> m.EvalDeleteResponse:
-        """``DELETE /v1/evals/{id}``: remove an ended job and all its stored rollouts (save
-        them first with ``eval_results``). A queued or running job raises ``EdgegymError``
-        409 ``eval_running``: ``cancel_eval`` it first. Sent once, never retried (a repeat
-        would answer 404 ``eval_not_found``)."""
-        return self._send(_calls.delete_eval(eval_id))
-
-    def eval_results(self, eval_id: str, *, offset: int = 0, limit: int | None = None) -> list[m.EvalRollout]:
-        """``GET /v1/evals/{id}/results``: the stored rollouts in (example_id, rollout_index)
-        order, parsed from JSONL. Readable while the job runs (then: the rollouts so far)."""
-        call = _calls.eval_results(eval_id, offset, limit)
-        return parse_lines(call, self._request(call))
-
-
-class Client(_Operations):
+class Client(SyncOperations):
     """Synchronous client.
 
     >>> with Client("http://127.0.0.1:8787") as gym:
@@ -324,39 +109,24 @@ class Client(_Operations):
         timeout: httpx.Timeout | float | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.retry = retry or RetryPolicy()
-        self._owns_http = http_client is None
+        self._setup(base_url, api_key, retry, owns_http=http_client is None)
         self._http = http_client or httpx.Client(timeout=timeout or DEFAULT_TIMEOUT)
-        self._headers = _headers(api_key)
 
     def _send(self, call: _calls.Call[T]) -> T:
         return _parse(call, self._request(call))
 
     def _request(self, call: _calls.Call[Any]) -> httpx.Response:
         """Sends ``call``, retrying it when it is idempotent; the successful response, body read."""
-        started = time.monotonic()
-        attempt = 0
+        tries = _Tries(call, self.retry)
         while True:
-            attempt += 1
-            response: httpx.Response | None = None
-            error: BaseException | None = None
             try:
-                response = self._http.request(
-                    call.method,
-                    self.base_url + call.path,
-                    json=call.json,
-                    params=call.params,
-                    headers={**self._headers, **call.headers},
-                )
+                response = self._http.request(**self._request_args(call))
             except httpx.TransportError as exc:
-                error = exc
-            if response is not None and response.is_success:
+                time.sleep(tries.wait_or_raise(None, exc))
+                continue
+            if response.is_success:
                 return response
-            wait = _retry_wait(call, response, error, self.retry, attempt, started)
-            if wait is None:
-                raise _failure(call, response, error, started) from error
-            time.sleep(wait)
+            time.sleep(tries.wait_or_raise(response, None))
 
     def eval_events(self, eval_id: str) -> Iterator[EvalEvent]:
         """``GET /v1/evals/{id}/events``: follow a job. Yields an ``EvalProgressEvent`` now
@@ -376,7 +146,7 @@ class Client(_Operations):
             response: httpx.Response | None = None
             error: BaseException | None = None
             try:
-                with connect_sse(self._http, call.method, self.base_url + call.path, headers={**self._headers, **call.headers}) as source:
+                with connect_sse(self._http, **self._request_args(call)) as source:
                     response = source.response
                     if response.is_success:
                         for sse in source.iter_sse():
@@ -455,7 +225,7 @@ def _frame_error(call: _calls.Call[Any], frame: dict[str, Any]) -> EdgegymError:
     )
 
 
-class AsyncClient:
+class AsyncClient(AsyncOperations):
     """Asynchronous client: the same methods as ``Client``, awaited.
 
     >>> async with AsyncClient("http://127.0.0.1:8787") as gym:
@@ -491,14 +261,11 @@ class AsyncClient:
     ) -> None:
         if transport not in (None, "auto", "websocket", "http"):
             raise ValueError(f'transport must be "auto", "websocket" or "http", not {transport!r}')
-        self.base_url = base_url.rstrip("/")
-        self.retry = retry or RetryPolicy()
-        self._owns_http = http_client is None
+        self._setup(base_url, api_key, retry, owns_http=http_client is None)
         self._http = http_client or httpx.AsyncClient(
             timeout=timeout or DEFAULT_TIMEOUT,
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         )
-        self._headers = _headers(api_key)
         self.transport: Transport = transport or ("http" if http_client is not None else "auto")
         limits = timeout if isinstance(timeout, httpx.Timeout) else httpx.Timeout(timeout) if timeout is not None else DEFAULT_TIMEOUT
         self._reply_timeout = limits.read
@@ -574,102 +341,16 @@ class AsyncClient:
             await asyncio.sleep(wait)
 
     async def _request(self, call: _calls.Call[Any]) -> httpx.Response:
-        started = time.monotonic()
-        attempt = 0
+        tries = _Tries(call, self.retry)
         while True:
-            attempt += 1
-            response: httpx.Response | None = None
-            error: BaseException | None = None
             try:
-                response = await self._http.request(
-                    call.method,
-                    self.base_url + call.path,
-                    json=call.json,
-                    params=call.params,
-                    headers={**self._headers, **call.headers},
-                )
+                response = await self._http.request(**self._request_args(call))
             except httpx.TransportError as exc:
-                error = exc
-            if response is not None and response.is_success:
+                await asyncio.sleep(tries.wait_or_raise(None, exc))
+                continue
+            if response.is_success:
                 return response
-            wait = _retry_wait(call, response, error, self.retry, attempt, started)
-            if wait is None:
-                raise _failure(call, response, error, started) from error
-            await asyncio.sleep(wait)
-
-    async def health(self) -> m.Health:
-        return await self._send(_calls.health())
-
-    async def envs(self) -> m.EnvList:
-        return await self._send(_calls.envs())
-
-    async def env(self, env_id: str) -> m.EnvInfo:
-        return await self._send(_calls.env(env_id))
-
-    async def examples(self, env_id: str, split: str = "train", offset: int = 0, limit: int = 20) -> m.ExamplePage:
-        return await self._send(_calls.examples(env_id, split, offset, limit))
-
-    async def reset(
-        self,
-        env_id: str,
-        *,
-        split: str | None = None,
-        index: int | None = None,
-        seed: int | None = None,
-        args: dict[str, Any] | None = None,
-        ttl_seconds: int | None = None,
-        metadata: dict[str, Any] | None = None,
-        idempotency_key: str | None = None,
-    ) -> m.ResetResponse:
-        return await self._send(
-            _calls.reset(
-                env_id,
-                split=split,
-                index=index,
-                seed=seed,
-                args=args,
-                ttl_seconds=ttl_seconds,
-                metadata=metadata,
-                idempotency_key=idempotency_key,
-            )
-        )
-
-    async def step(
-        self,
-        episode_id: str,
-        turn: int,
-        message: m.AssistantMessage | dict[str, Any],
-        sampled: m.SampledTokens | dict[str, Any] | None = None,
-    ) -> m.StepResponse:
-        """``POST /v1/episodes/{id}/step``: one assistant message (tool calls included) at ``turn``.
-
-        ``sampled`` (optional): what the trainer sampled for ``message``, as
-        ``SampledTokens`` or a dict ``{"token_ids": [...], "logprobs": [...],
-        "template_hash": "sha256:…"}``. The server stores it with the turn and returns it
-        with the episode (``Episode.turns[].sampled``); when its ``template_hash`` differs
-        from the episode's previous one, the reply carries ``template_change``.
-        """
-        return await self._send(_calls.step(episode_id, turn, message, sampled))
-
-    async def score(self, episode_id: str) -> m.ScoreResponse:
-        """``POST /v1/episodes/{id}/score``: run the rubric (stored; scoring again returns the same)."""
-        return await self._send(_calls.score(episode_id))
-
-    async def rescore(self, episode_id: str, *, rubric: m.RescoreRubric = "episode", save: bool = False) -> m.RescoreResponse:
-        """``POST /v1/episodes/{id}/rescore``: score the stored transcript again, with the
-        episode's own rubric or (``rubric="current"``) the one the server runs now. No tool
-        or model runs; the stored score is replaced only with ``save=True``."""
-        return await self._send(_calls.rescore(episode_id, rubric=rubric, save=save))
-
-    async def episode(self, episode_id: str, *, from_turn: int | None = None, limit: int | None = None) -> m.Episode:
-        """``GET /v1/episodes/{id}``: transcript, status, score, per-turn sampled tokens.
-
-        Without ``from_turn`` and ``limit`` the whole transcript comes back. With them, one
-        page: turns ``from_turn`` … ``from_turn + limit - 1`` (``limit`` 1–1000), and
-        ``next_from_turn`` says where the next page starts (None at the end). Turn 0 is the
-        opening messages; turn t ≥ 1 is the t-th assistant message and the reply to it.
-        """
-        return await self._send(_calls.episode(episode_id, from_turn, limit))
+            await asyncio.sleep(tries.wait_or_raise(response, None))
 
     async def episode_pages(self, episode_id: str, *, from_turn: int = 0, page_turns: int = 100) -> AsyncIterator[m.Episode]:
         """Every page of an episode's transcript from ``from_turn`` on, ``page_turns`` turns a
@@ -683,96 +364,10 @@ class AsyncClient:
             yield page
             cursor = _next_cursor(page, cursor)
 
-    async def fork(
-        self,
-        episode_id: str,
-        turn: int | None = None,
-        n: int = 1,
-        *,
-        ttl_seconds: int | None = None,
-        metadata: dict[str, Any] | None = None,
-        idempotency_key: str | None = None,
-    ) -> m.ForkResponse:
-        """``POST /v1/episodes/{id}/fork``: start ``n`` (1–64) new episodes from the state
-        after ``turn`` (default: the episode's current turn; 0: right after reset).
-
-        Each new episode is active at ``ForkResponse.turn`` (send it with its first step),
-        its transcript starts with the parent's turns 0…turn, and it is stepped, scored,
-        closed and forked on its own; the parent is not changed. Without
-        ``idempotency_key`` one is generated for this call, so its retries never start a
-        second set; pass your own to make a fork safe across processes or restarts.
-        """
-        return await self._send(
-            _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
-        )
-
-    async def close_episode(self, episode_id: str) -> m.CloseResponse:
-        """``DELETE /v1/episodes/{id}``: close an episode (idempotent)."""
-        return await self._send(_calls.close(episode_id))
-
     async def close(self, episode_id: str) -> m.CloseResponse:
         """Deprecated: use ``close_episode(episode_id)`` (``aclose()`` closes the client)."""
         warnings.warn("AsyncClient.close(episode_id) is deprecated: use close_episode(episode_id)", DeprecationWarning, stacklevel=2)
         return await self.close_episode(episode_id)
-
-    async def score_completions(
-        self,
-        env_id: str,
-        items: Iterable[m.ScoreItem | dict[str, Any]],
-        *,
-        args: dict[str, Any] | None = None,
-        scale_advantages: bool = False,
-    ) -> m.ScoreCompletionsResponse:
-        return await self._send(_calls.score_completions(env_id, items, args=args, scale_advantages=scale_advantages))
-
-    # --- evaluation jobs ----------------------------------------------------------
-
-    async def create_eval(
-        self,
-        env_id: str | m.EvalRequest | dict[str, Any],
-        *,
-        model: str | None = None,
-        num_examples: int | None = None,
-        rollouts_per_example: int | None = None,
-        max_concurrent: int | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        sampling_args: dict[str, Any] | None = None,
-        env_args: dict[str, Any] | None = None,
-        split: str | None = None,
-        seed: int | None = None,
-        max_retries: int | None = None,
-        timeout_seconds: float | None = None,
-        pass_threshold: float | None = None,
-    ) -> m.EvalJob:
-        options = dict(
-            model=model,
-            num_examples=num_examples,
-            rollouts_per_example=rollouts_per_example,
-            max_concurrent=max_concurrent,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            sampling_args=sampling_args,
-            env_args=env_args,
-            split=split,
-            seed=seed,
-            max_retries=max_retries,
-            timeout_seconds=timeout_seconds,
-            pass_threshold=pass_threshold,
-        )
-        return await self._send(_calls.create_eval(_calls.eval_request(env_id, options)))
-
-    async def evals(self, *, status: str | None = None, limit: int | None = None) -> m.EvalJobList:
-        return await self._send(_calls.evals(status, limit))
-
-    async def eval(self, eval_id: str) -> m.EvalJob:
-        return await self._send(_calls.eval_job(eval_id))
-
-    async def cancel_eval(self, eval_id: str) -> m.EvalJob:
-        return await self._send(_calls.cancel_eval(eval_id))
-
-    async def delete_eval(self, eval_id: str) -> m.EvalDeleteResponse:
-        return await self._send(_calls.delete_eval(eval_id))
 
     async def eval_results(self, eval_id: str, *, offset: int = 0, limit: int | None = None) -> list[m.EvalRollout]:
         call = _calls.eval_results(eval_id, offset, limit)
@@ -786,7 +381,7 @@ class AsyncClient:
             response: httpx.Response | None = None
             error: BaseException | None = None
             try:
-                async with aconnect_sse(self._http, call.method, self.base_url + call.path, headers={**self._headers, **call.headers}) as source:
+                async with aconnect_sse(self._http, **self._request_args(call)) as source:
                     response = source.response
                     if response.is_success:
                         async for sse in source.aiter_sse():

@@ -7,29 +7,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
-from .config import ConfigError, GRPOConfig, defaults, field_docs
-
-
-def _parse_value(raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
-
-
-def build_config(path: str, overrides: list[str]) -> GRPOConfig:
-    import tomllib
-
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
-    for item in overrides:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ConfigError(f"--set {item!r}: write KEY=VALUE, e.g. --set learning_rate=1e-5")
-        data[key.strip()] = _parse_value(value.strip())
-    return GRPOConfig.from_dict(data).validate()
+from .._config import add_config_arguments, load_config
+from .config import GRPOConfig, defaults, field_docs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,8 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["grpo"]:
         argv = argv[1:]
     parser = argparse.ArgumentParser(prog="edgegym-train", description=__doc__)
-    parser.add_argument("--config", help="TOML file whose top-level keys are GRPOConfig fields")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (JSON value or plain string)")
+    add_config_arguments(parser, "GRPOConfig", required=False)
     parser.add_argument("--help-config", action="store_true", help="list every setting with its default and meaning")
     args = parser.parse_args(argv)
     if args.help_config:
@@ -53,10 +32,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.config:
         parser.error("--config FILE is required (see --help-config for the settings)")
-    try:
-        config = build_config(args.config, args.set)
-    except (ConfigError, OSError) as exc:
-        print(f"edgegym-train: {exc}", file=sys.stderr)
+    config = load_config(GRPOConfig, "edgegym-train", args.config, args.set)
+    if config is None:
         return 2
     from .trainer import GRPOTrainer  # noqa: PLC0415 - torch loads only once the config is good
 

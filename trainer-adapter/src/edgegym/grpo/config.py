@@ -6,19 +6,16 @@ unknown keys are errors). ``validate()`` lists every bad setting with how to fix
 
 from __future__ import annotations
 
-import difflib
-import tomllib
-from dataclasses import MISSING, asdict, dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .._config import ConfigError, Problems, TomlConfig
 
-class ConfigError(ValueError):
-    """One or more settings are wrong; the message says how to fix each."""
+__all__ = ["ConfigError", "GRPOConfig", "defaults", "field_docs"]
 
 
 @dataclass
-class GRPOConfig:
+class GRPOConfig(TomlConfig):
     # --- what to train on -------------------------------------------------------------
     #: Model to train: a local directory or a Hugging Face id already in the local cache (nothing is downloaded
     #: at run time unless your environment allows it). Required.
@@ -161,29 +158,6 @@ class GRPOConfig:
     seed: int = 0
 
     # ------------------------------------------------------------------------------------
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "GRPOConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = [k for k in data if k not in known]
-        if unknown:
-            hints = []
-            for k in unknown:
-                close = difflib.get_close_matches(k, known, n=1)
-                hints.append(f"unknown setting {k!r}" + (f": did you mean {close[0]!r}?" if close else ""))
-            raise ConfigError("; ".join(hints))
-        return cls(**data)
-
-    @classmethod
-    def from_toml(cls, path: str | Path) -> "GRPOConfig":
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-        config = cls.from_dict(data)
-        config.validate()
-        return config
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     @property
     def rollouts_per_step(self) -> int:
         return self.num_generations * self.tasks_per_step
@@ -195,12 +169,7 @@ class GRPOConfig:
         return "lora" if self.use_lora else "nccl"
 
     def validate(self) -> "GRPOConfig":
-        problems: list[str] = []
-
-        def need(cond: bool, message: str) -> None:
-            if not cond:
-                problems.append(message)
-
+        need = (problems := Problems()).need
         need(bool(self.model), "model is empty: set model = \"path/to/model\" (a local directory or a cached Hugging Face id)")
         need(bool(self.env_id), "env_id is empty: set env_id to an environment the server lists at GET /v1/envs")
         need(self.num_generations >= 2, f"num_generations = {self.num_generations}: GRPO compares rollouts of a task, use 2 or more (8–16 is usual)")
@@ -242,8 +211,7 @@ class GRPOConfig:
             "weight_sync = \"lora\" is for the vllm backend; the transformers backend copies weights in process (leave weight_sync = \"auto\")",
         )
         need(self.backend != "vllm" or bool(self.vllm_url), "backend = \"vllm\" needs vllm_url")
-        if problems:
-            raise ConfigError("invalid config:\n  - " + "\n  - ".join(problems))
+        problems.raise_any()
         return self
 
 
@@ -256,10 +224,4 @@ def field_docs() -> dict[str, str]:
 
 
 def defaults() -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in fields(GRPOConfig):
-        if f.default is not MISSING:
-            out[f.name] = f.default
-        elif f.default_factory is not MISSING:  # type: ignore[misc]
-            out[f.name] = f.default_factory()  # type: ignore[misc]
-    return out
+    return GRPOConfig.defaults()

@@ -3,32 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
-from ..grpo.config import ConfigError
+from .._config import add_config_arguments, load_config
 from .config import SFTConfig
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="edgegym-train sft", description=__doc__)
-    parser.add_argument("--config", required=True, help="TOML file whose top-level keys are SFTConfig fields")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting (JSON value or plain string)")
+    add_config_arguments(parser, "SFTConfig", required=True)
     args = parser.parse_args(argv)
-    overrides = {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
-            print(f"edgegym-train sft: --set {item!r}: write KEY=VALUE", file=sys.stderr)
-            return 2
-        try:
-            overrides[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            overrides[key.strip()] = value
-    try:
-        config = SFTConfig.from_toml(args.config, overrides)
-    except (ConfigError, OSError) as exc:
-        print(f"edgegym-train sft: {exc}", file=sys.stderr)
+    config = load_config(SFTConfig, "edgegym-train sft", args.config, args.set)
+    if config is None:
         return 2
     from .trainer import SFTTrainer  # noqa: PLC0415 - torch loads only once the config is good
 

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
-import tomllib
-from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..grpo.config import ConfigError
+from .._config import Problems, TomlConfig
 
 
 @dataclass
-class SFTConfig:
+class SFTConfig(TomlConfig):
     #: Model to fine-tune: a local directory or a cached Hugging Face id ("~/" is expanded).
     model: str = ""
     #: SFT data: the chat JSONL or Parquet that `edgegym generate` / `edgegym export-sft` write
@@ -56,35 +53,8 @@ class SFTConfig:
     #: Order of conversations and initialisation.
     seed: int = 0
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "SFTConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = [k for k in data if k not in known]
-        if unknown:
-            hints = []
-            for k in unknown:
-                close = difflib.get_close_matches(k, known, n=1)
-                hints.append(f"unknown setting {k!r}" + (f": did you mean {close[0]!r}?" if close else ""))
-            raise ConfigError("; ".join(hints))
-        return cls(**data)
-
-    @classmethod
-    def from_toml(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> "SFTConfig":
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-        data.update(overrides or {})
-        return cls.from_dict(data).validate()
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     def validate(self) -> "SFTConfig":
-        problems: list[str] = []
-
-        def need(cond: bool, message: str) -> None:
-            if not cond:
-                problems.append(message)
-
+        need = (problems := Problems()).need
         need(bool(self.model), 'model is empty: set model = "path/to/model"')
         need(bool(self.data), 'data is empty: set data = "sft.jsonl" (written by `edgegym generate` or `edgegym export-sft`)')
         need(self.max_steps >= 1, "max_steps must be at least 1")
@@ -95,6 +65,5 @@ class SFTConfig:
         need(self.max_grad_norm > 0, "max_grad_norm must be positive")
         need(self.max_seq_len >= 16, "max_seq_len must be at least 16")
         need(self.lora_r >= 1 or not self.use_lora, "lora_r must be at least 1")
-        if problems:
-            raise ConfigError("invalid config:\n  - " + "\n  - ".join(problems))
+        problems.raise_any()
         return self
