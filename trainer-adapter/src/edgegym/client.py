@@ -220,6 +220,17 @@ class _Operations:
             _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
         )
 
+    def forks(self, episode_id: str, *, limit: int | None = None, cursor: str | None = None) -> m.ForkList:
+        """``GET /v1/episodes/{id}/forks``: one page of the episodes forked from this one
+        (its direct children, oldest first), each with its fork turn, current turn, status
+        and reward (None while unscored).
+
+        ``limit`` is 1–200 (server default 50). Pass the page's ``next_cursor`` as ``cursor``
+        for the next page; it is None on the last. Another tenant's episode raises
+        ``NotFoundError`` as an unknown id does.
+        """
+        return self._send(_calls.forks(episode_id, limit, cursor))
+
     def close_episode(self, episode_id: str) -> m.CloseResponse:
         """``DELETE /v1/episodes/{id}``: close an episode (idempotent)."""
         return self._send(_calls.close(episode_id))
@@ -705,6 +716,17 @@ class AsyncClient:
         return await self._send(
             _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
         )
+
+    async def forks(self, episode_id: str, *, limit: int | None = None, cursor: str | None = None) -> m.ForkList:
+        """``GET /v1/episodes/{id}/forks``: one page of the episodes forked from this one
+        (its direct children, oldest first), each with its fork turn, current turn, status
+        and reward (None while unscored).
+
+        ``limit`` is 1–200 (server default 50). Pass the page's ``next_cursor`` as ``cursor``
+        for the next page; it is None on the last. Another tenant's episode raises
+        ``NotFoundError`` as an unknown id does.
+        """
+        return await self._send(_calls.forks(episode_id, limit, cursor))
 
     async def close_episode(self, episode_id: str) -> m.CloseResponse:
         """``DELETE /v1/episodes/{id}``: close an episode (idempotent)."""
