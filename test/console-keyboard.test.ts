@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
 import { browserOrSkip, launchChromium } from "./support/browser.js";
-import { auditPage, consolePages, describeFocus, sidewaysOverflow, tabTo } from "./support/console-page.js";
+import { auditPage, consolePages, describeFocus, ensureConsoleBuilt, sidewaysOverflow, tabTo } from "./support/console-page.js";
 
 /**
  * The console from the keyboard alone (Tab, Shift+Tab, Enter, Space, Escape), in Debian's
@@ -13,7 +13,7 @@ import { auditPage, consolePages, describeFocus, sidewaysOverflow, tabTo } from 
  * opening episodes by id and from the forks list, an episode's fork tree and sampled token
  * ids, the API key prompt, and every page at phone width (390×844) without sideways
  * scrolling. Each page visited is audited (one h1, landmarks, named controls, visible focus).
- * The console's bundle must be built (npm run build). EDGEGYM_SCREENSHOTS=DIR keeps the
+ * EDGEGYM_SCREENSHOTS=DIR keeps the
  * screenshots docs/console.md shows.
  */
 const browserReady = browserOrSkip();
@@ -28,6 +28,7 @@ describe.skipIf(!browserReady)("web console from the keyboard", () => {
   const pages = consolePages(() => browser);
 
   beforeAll(async () => {
+    ensureConsoleBuilt();
     server = await startNodeServer({ port: 0, host: "127.0.0.1", dbPath: ":memory:", reapIntervalMs: 0 });
     browser = await launchChromium();
   }, 120_000);
@@ -136,6 +137,7 @@ describe.skipIf(!browserReady)("web console from the keyboard", () => {
     await tabTo(page, tokens);
     await page.keyboard.press("Enter");
     await expect.poll(() => page.getByText("[9906,11,1917]").isVisible()).toBe(true);
+    await page.getByRole("heading", { name: "Sampled tokens" }).evaluate((el) => el.scrollIntoView({ block: "start" }));
     await shot(page, "episode-forks");
 
     await tabTo(page, page.getByRole("link", { name: scored }));
@@ -171,6 +173,7 @@ describe.skipIf(!browserReady)("web console from the keyboard", () => {
       if (path.startsWith("/ui/episodes/ep_")) await page.locator(".msg").first().waitFor();
       if (path === `/ui/episodes/${parent}`) {
         await page.locator("[data-testid=forks]").waitFor();
+        await page.getByRole("heading", { name: "Forks" }).evaluate((el) => el.scrollIntoView({ block: "start" }));
         await shot(page, "episode-forks-phone");
       }
       expect(await sidewaysOverflow(page), `${path} at 390 px`).toBeLessThanOrEqual(0);

@@ -1,5 +1,14 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { expect } from "vitest";
+
+/** The console's bundle, built as `npm run build` does when a browser test runs alone. */
+export function ensureConsoleBuilt(): void {
+  if (existsSync(resolve("dist/console/ui/index.html")) && existsSync(resolve("dist/console/docs/init.js"))) return;
+  execFileSync(process.execPath, [resolve("node_modules/vite/bin/vite.js"), "build", "--config", "console/vite.config.ts"], { stdio: "inherit" });
+}
 
 /**
  * Browser contexts for the console tests: each blocks and records every request off the
