@@ -1,8 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { describeEnv } from "../envs/index.js";
 import { DEFAULT_CONFIG, type AppDeps, type AppEnv, type ServerConfig } from "./context.js";
-import { EpisodeStore } from "./db/episode-store.js";
-import { EvalStore } from "./db/eval-store.js";
+import { sqliteStores, type EpisodeStorage } from "./db/stores.js";
 import { EvalService } from "./evals/eval-service.js";
 import { EpisodeService } from "./episode-service.js";
 import { allowedMethodsLookup } from "./allowed-methods.js";
@@ -30,7 +29,7 @@ import { orsPaths, registerOrsRoutes } from "./ors/routes.js";
 
 export interface EdgegymApp {
   app: OpenAPIHono<AppEnv>;
-  store: EpisodeStore;
+  store: EpisodeStorage;
   config: ServerConfig;
   /** Evaluation jobs: the runtime entry calls `evals.start()` to resume interrupted jobs and `evals.stop()` on shutdown. */
   evals: EvalService;
@@ -48,11 +47,12 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerProtocolComponents();
   const config: ServerConfig = { ...DEFAULT_CONFIG, ...deps.config };
   const clock = deps.clock ?? Date.now;
-  const store = new EpisodeStore(deps.db);
+  const stores = deps.stores ?? sqliteStores(deps.db);
+  const store = stores.episodes;
   // Environments get the operator's judges (URLs, keys) from here, never from a client's args.
   const registry = deps.registry.withServices({ judges: config.judges });
   const service = new EpisodeService(store, registry, config, clock);
-  const evals = new EvalService(new EvalStore(deps.db), registry, config, clock, deps.evalModel);
+  const evals = new EvalService(stores.evals, registry, config, clock, deps.evalModel);
 
   const app = new OpenAPIHono<AppEnv>({
     // Request validation failures become our error body, not zod's raw output.

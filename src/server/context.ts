@@ -4,6 +4,7 @@ import { EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../envs/judges.js";
 import type { ChatModel } from "../eval/model.js";
 import type { EvalRequest } from "../protocol/index.js";
 import type { EdgegymDb } from "./db/database.js";
+import type { Stores } from "./db/stores.js";
 import type { Tenant } from "./tenants/keys.js";
 import { DEFAULT_QUOTAS, type TenantQuotas } from "./tenants/quotas.js";
 import type { StaticAssets } from "./console/static-assets.js";
@@ -86,6 +87,8 @@ export const DEFAULT_CONFIG: ServerConfig = {
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */
 export interface AppDeps {
   db: EdgegymDb;
+  /** The episode and eval stores; default: both on `db` (SQLite: better-sqlite3 or D1). */
+  stores?: Stores;
   registry: EnvRegistry;
   config?: Partial<ServerConfig>;
   /** Milliseconds since the epoch; tests move time forward through it. */

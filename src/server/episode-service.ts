@@ -19,7 +19,7 @@ import type {
   TemplateChange,
 } from "../protocol/index.js";
 import { envContentHash, episodeMaxTurns, episodeTools, episodeView, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
-import type { EpisodeStore, StepRow, TurnRecord } from "./db/episode-store.js";
+import type { StepRow, TurnRecord } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { assertEnvVersion } from "./env-version.js";
@@ -30,6 +30,7 @@ import { forkLineage, MAX_FORK_DEPTH, turnOwner, turnSegments, type TranscriptOw
 import { canSee, type Tenant } from "./tenants/keys.js";
 import { EpisodeQuotas } from "./tenants/episode-quotas.js";
 import { utf8Length } from "./tenants/quotas.js";
+import type { EpisodeStorage } from "./db/stores.js";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -79,7 +80,7 @@ export class EpisodeService {
   private readonly quotas: EpisodeQuotas;
 
   constructor(
-    private readonly store: EpisodeStore,
+    private readonly store: EpisodeStorage,
     private readonly registry: EnvRegistry,
     private readonly config: ServerConfig,
     private readonly clock: () => number,

@@ -3,7 +3,6 @@ import { envInfo } from "../../envs/index.js";
 import { EvalRequest, type EvalDeleteResponse, type EvalJob, type EvalRequestInput, type EvalRollout, type EvalStatus, type EvalSummary } from "../../protocol/index.js";
 import { OpenAIChatModel, resolveExampleCount, resolveSplit, type ChatModel } from "../../eval/index.js";
 import type { ServerConfig } from "../context.js";
-import type { EvalStore } from "../db/eval-store.js";
 import type { EvalJobRow } from "../db/schema.js";
 import { ApiError } from "../errors.js";
 import { resolvedEnv } from "../resolve-env.js";
@@ -13,6 +12,7 @@ import { StreamSlots } from "../tenants/stream-slots.js";
 import { JobRun } from "./job-run.js";
 import { ModelSlots } from "./model-slots.js";
 import { checkServerSampling } from "./sampling-policy.js";
+import type { EvalStorage } from "../db/stores.js";
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const TERMINAL: ReadonlySet<EvalStatus> = new Set(["completed", "failed", "cancelled"]);
@@ -43,7 +43,7 @@ export class EvalService {
   private stopping = false;
 
   constructor(
-    private readonly store: EvalStore,
+    private readonly store: EvalStorage,
     private readonly registry: EnvRegistry,
     private readonly config: ServerConfig,
     private readonly clock: () => number,

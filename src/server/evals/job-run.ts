@@ -1,13 +1,13 @@
 import { EvalRequest, type EvalSummary } from "../../protocol/index.js";
 import type { EnvRegistry } from "../../envs/index.js";
 import { InProcessDriver, pendingRollouts, rolloutKey, rolloutSeed, runEval, samplingArgs, SummaryBuilder, type ChatModel, type RolloutSpec } from "../../eval/index.js";
-import type { EvalStore } from "../db/eval-store.js";
 import type { EvalJobRow } from "../db/schema.js";
 import { publicRollout, publicRolloutError } from "./public-errors.js";
 import { checkServerSampling, type SamplingLimits } from "./sampling-policy.js";
+import type { EvalStorage } from "../db/stores.js";
 
 export interface JobRunDeps {
-  store: EvalStore;
+  store: EvalStorage;
   registry: EnvRegistry;
   clock: () => number;
   /** This process's lease owner id. */
@@ -25,7 +25,7 @@ export interface JobRunDeps {
 type StopReason = "shutdown" | "cancel" | "lease_lost";
 
 /** Builds the summary from every stored rollout of a job (earlier sessions included). */
-export async function summarizeJob(store: EvalStore, job: Pick<EvalJobRow, "id" | "request">, wallMs: number): Promise<EvalSummary> {
+export async function summarizeJob(store: EvalStorage, job: Pick<EvalJobRow, "id" | "request">, wallMs: number): Promise<EvalSummary> {
   const request = EvalRequest.parse(job.request);
   const builder = new SummaryBuilder(request.pass_threshold, request.rollouts_per_example);
   const page = 1000;

@@ -1,8 +1,9 @@
-import type { EpisodeStore, TenantUsage } from "../db/episode-store.js";
+import type { TenantUsage } from "../db/episode-store.js";
 import { ApiError } from "../errors.js";
 import { quotaExceeded, type TenantQuotas } from "./quotas.js";
 import { ResetRate } from "./reset-rate.js";
 import { UsageCache } from "./usage-cache.js";
+import type { EpisodeStorage } from "../db/stores.js";
 
 /**
  * The quotas on a tenant's episodes, as the episode service asks for them: a reset's
@@ -19,7 +20,7 @@ export class EpisodeQuotas {
   private readonly usage: UsageCache;
 
   constructor(
-    private readonly store: EpisodeStore,
+    private readonly store: EpisodeStorage,
     private readonly quotas: TenantQuotas,
     private readonly clock: () => number,
   ) {
