@@ -1,5 +1,6 @@
 import type { EpisodeFork, ForkList, ForkListQuery } from "../protocol/index.js";
-import type { EpisodeStore, ForkCursor } from "./db/episode-store.js";
+import type { ForkCursor } from "./db/episode-store.js";
+import type { EpisodeStorage } from "./db/stores.js";
 import { ApiError } from "./errors.js";
 import { canSee, type Tenant } from "./tenants/keys.js";
 
@@ -36,7 +37,7 @@ export function decodeForkCursor(text: string): ForkCursor {
  * parent); another tenant's answers 404 as an unknown id does, and the query reads only the
  * viewer's own rows unless the viewer is an admin.
  */
-export async function listForks(store: EpisodeStore, viewer: Tenant, id: string, query: ForkListQuery, now: number): Promise<ForkList> {
+export async function listForks(store: EpisodeStorage, viewer: Tenant, id: string, query: ForkListQuery, now: number): Promise<ForkList> {
   const parent = await store.get(id);
   if (!parent || !canSee(viewer, parent.tenant)) throw new ApiError("episode_not_found", `no episode "${id}"`);
   const after = query.cursor === undefined ? null : decodeForkCursor(query.cursor);
