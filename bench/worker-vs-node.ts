@@ -1,6 +1,9 @@
-// `npm run bench:worker`: the same load against the Node server (better-sqlite3) and the
-// Worker in workerd (wrangler dev, local D1), one after the other, on 127.0.0.1 only.
-// Each virtual client loops reset → step on reverse-text for a bounded time.
+// `npm run bench:worker`: the same load against the Node server (better-sqlite3), the
+// Worker in workerd with episodes in D1 (wrangler dev, local D1) and the Worker with one
+// Durable Object per episode (EDGEGYM_EPISODE_STORE=durable-objects), one server after the
+// other, each at every concurrency of --concurrency (default 1,16,64,256), on 127.0.0.1 only.
+// Each virtual client loops reset → step on reverse-text for a bounded time: N clients keep
+// N episodes in flight.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,16 +12,16 @@ import { freePort, startChildServer, type ChildServer } from "../test/support/ch
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: "string", default: "10" },
-    warmup: { type: "string", default: "2" },
-    concurrency: { type: "string", default: "16" },
+    seconds: { type: "string", default: "5" },
+    warmup: { type: "string", default: "1" },
+    concurrency: { type: "string", default: "1,16,64,256" },
   },
 });
 const seconds = Number(values.seconds);
 const warmupSeconds = Number(values.warmup);
-const concurrency = Number(values.concurrency);
-if (!(seconds > 0 && seconds <= 120) || !(warmupSeconds >= 0 && warmupSeconds <= 30) || !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 256)) {
-  throw new Error("--seconds must be in (0, 120], --warmup in [0, 30], --concurrency an integer in [1, 256]");
+const levels = values.concurrency.split(",").map(Number);
+if (!(seconds > 0 && seconds <= 120) || !(warmupSeconds >= 0 && warmupSeconds <= 30) || levels.length > 8 || !levels.every((c) => Number.isInteger(c) && c >= 1 && c <= 256)) {
+  throw new Error("--seconds must be in (0, 120], --warmup in [0, 30], --concurrency up to 8 comma-separated integers in [1, 256]");
 }
 
 interface Result {
@@ -39,7 +42,7 @@ async function post(url: string, body: unknown): Promise<{ status: number; json:
 }
 
 /** Virtual clients loop reset → step until the deadline; only what ends after the warm-up counts. */
-async function drive(baseUrl: string): Promise<Result> {
+async function drive(baseUrl: string, concurrency: number): Promise<Result> {
   const result: Result = { steps: 0, errors: 0, elapsedMs: 0, stepMs: [], resetMs: [] };
   const warmEnd = performance.now() + warmupSeconds * 1000;
   const end = warmEnd + seconds * 1000;
@@ -77,16 +80,22 @@ const percentile = (values: number[], p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 };
 
-async function measure(name: string, start: (dir: string, port: number) => Promise<ChildServer>): Promise<Result & { name: string }> {
+type Row = Result & { name: string; concurrency: number };
+
+/** One server, started once, measured at each concurrency in turn. */
+async function measure(name: string, start: (dir: string, port: number) => Promise<ChildServer>): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), "edgegym-bench-"));
   const port = await freePort();
-  process.stderr.write(`${name}: starting on 127.0.0.1:${port}… `);
+  process.stderr.write(`${name}: starting on 127.0.0.1:${port}\n`);
   const server = await start(dir, port);
   try {
-    process.stderr.write(`measuring ${warmupSeconds} s warm-up + ${seconds} s at ${concurrency} clients… `);
-    const result = await drive(`http://127.0.0.1:${port}`);
-    process.stderr.write("done\n");
-    return { name, ...result };
+    const rows: Row[] = [];
+    for (const concurrency of levels) {
+      process.stderr.write(`  ${concurrency} clients: ${warmupSeconds} s warm-up + ${seconds} s… `);
+      rows.push({ name, concurrency, ...(await drive(`http://127.0.0.1:${port}`, concurrency)) });
+      process.stderr.write("done\n");
+    }
+    return rows;
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -100,25 +109,31 @@ const node = await measure("Node (better-sqlite3, WAL)", (dir, port) =>
     healthUrl: `http://127.0.0.1:${port}/health`,
   }),
 );
-const worker = await measure("Worker (workerd via wrangler dev, local D1)", (dir, port) =>
+const workerWith = (store: "d1" | "durable-objects") => (dir: string, port: number) =>
   startChildServer({
     command: "npm",
     // --log-level error: wrangler dev otherwise prints a line per request from its Node process.
-    args: ["run", "--silent", "dev:worker", "--", "--port", String(port), "--persist-to", dir, "--log-level", "error"],
+    args: ["run", "--silent", "dev:worker", "--", "--port", String(port), "--persist-to", dir, "--log-level", "error", "--var", `EDGEGYM_EPISODE_STORE:${store}`],
     env: { WRANGLER_SEND_METRICS: "false" },
     healthUrl: `http://127.0.0.1:${port}/health`,
     startTimeoutMs: 90_000,
-  }),
-);
+  });
+const d1 = await measure("Worker, episodes in D1 (workerd, local D1)", workerWith("d1"));
+const durable = await measure("Worker, a Durable Object per episode (workerd)", workerWith("durable-objects"));
 
 const rate = (r: Result): number => r.steps / (r.elapsedMs / 1000);
 const ms = (n: number): string => n.toFixed(1);
-const rows = [node, worker].map((r) => `| ${r.name} | ${r.steps} | ${rate(r).toFixed(0)} | ${ms(percentile(r.stepMs, 50))} | ${ms(percentile(r.stepMs, 99))} | ${ms(percentile(r.resetMs, 50))} | ${ms(percentile(r.resetMs, 99))} | ${r.errors} |`);
 const wranglerVersion = (JSON.parse(readFileSync("node_modules/wrangler/package.json", "utf8")) as { version: string }).version;
 
-console.log(`\nreset → step on reverse-text, ${concurrency} concurrent clients, ${seconds} s measured after ${warmupSeconds} s warm-up, each server alone`);
+console.log(`\nreset → step on reverse-text, ${seconds} s measured after ${warmupSeconds} s warm-up per concurrency, each server alone`);
 console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, node ${process.version}, wrangler ${wranglerVersion}; client in the same machine\n`);
-console.log("| server | steps | steps/s | step p50 ms | step p99 ms | reset p50 ms | reset p99 ms | errors |");
-console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
-for (const row of rows) console.log(row);
-console.log(`\nWorker / Node: ${(rate(worker) / rate(node)).toFixed(2)}× the steps per second, ${(percentile(worker.stepMs, 50) / percentile(node.stepMs, 50)).toFixed(2)}× the median step latency`);
+console.log("| server | clients | steps | steps/s | step p50 ms | step p99 ms | reset p50 ms | reset p99 ms | errors |");
+console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+for (const r of [...node, ...d1, ...durable]) {
+  console.log(`| ${r.name} | ${r.concurrency} | ${r.steps} | ${rate(r).toFixed(0)} | ${ms(percentile(r.stepMs, 50))} | ${ms(percentile(r.stepMs, 99))} | ${ms(percentile(r.resetMs, 50))} | ${ms(percentile(r.resetMs, 99))} | ${r.errors} |`);
+}
+console.log("");
+levels.forEach((c, i) => {
+  const [n, d, o] = [node[i], d1[i], durable[i]] as [Row, Row, Row];
+  console.log(`${c} clients: Worker D1 / Node ${(rate(d) / rate(n)).toFixed(2)}×, Worker DO / Node ${(rate(o) / rate(n)).toFixed(2)}×, DO / D1 ${(rate(o) / rate(d)).toFixed(2)}× the steps per second`);
+});

@@ -6,7 +6,7 @@ const names = (row: Setting): string => [row.flag, row.variable.startsWith("(") 
 /** The settings part of `edgegym serve --help`: one entry each, wrapped to 80 columns; the full text in docs/configuration.md. */
 export function settingsUsage(): string {
   const rows = ALL_SETTINGS.filter((row) => !row.variable.startsWith("("));
-  const lines = rows.map((row) => `  ${names(row)}${row.runtimes === "both" ? "*" : ""} (default ${row.default}${row.fileKey ? `; config key ${row.fileKey}` : ""})`);
+  const lines = rows.map((row) => `  ${names(row)}${row.runtimes === "both" ? "*" : row.runtimes === "worker" ? " (Worker only)" : ""} (default ${row.default}${row.fileKey ? `; config key ${row.fileKey}` : ""})`);
   return wrapText(`Settings: flags win over variables, variables over the config file (--config).
 * = a Worker var too. docs/configuration.md says what each does.
 ${lines.join("\n")}`);
@@ -18,7 +18,7 @@ const code = (s: string | null): string => (s && !s.startsWith("(") ? `\`${s}\``
 /** docs/configuration.md, made from the settings table (`npm run docs:config`; a test checks it is current). */
 export function configurationDoc(): string {
   const table = ALL_SETTINGS.map(
-    (row) => `| ${code(row.flag)} | ${code(row.variable)} | ${code(row.fileKey)} | ${cell(row.default)} | ${row.runtimes === "both" ? "Node, Worker" : "Node"} | ${cell(row.doc)} |`,
+    (row) => `| ${code(row.flag)} | ${code(row.variable)} | ${code(row.fileKey)} | ${cell(row.default)} | ${{ both: "Node, Worker", node: "Node", worker: "Worker" }[row.runtimes]} | ${cell(row.doc)} |`,
   );
   return `# Configuration of \`edgegym serve\` and the Worker
 

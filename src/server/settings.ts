@@ -17,8 +17,8 @@ export interface Setting<T = unknown> {
   fileKey: string | null;
   /** The `edgegym serve` flag that sets it (flags win over variables); null for none. */
   flag: string | null;
-  /** `both`: a Worker var too; `node`: only `edgegym serve` reads it. */
-  runtimes: "both" | "node";
+  /** `both`: a Worker var too; `node`: only `edgegym serve` reads it; `worker`: only the Worker reads it. */
+  runtimes: "both" | "node" | "worker";
   /** The default, as the docs show it. */
   default: string;
   /** What it does, for the usage text and docs/configuration.md (Markdown). */
@@ -254,4 +254,13 @@ export const PROCESS_SETTINGS = {
 } as const;
 
 /** Every setting, in the order the usage text and the docs list them. */
-export const ALL_SETTINGS: readonly Setting[] = [...(Object.values(PROCESS_SETTINGS) as Setting[]), ...APP_SETTINGS, ...COMPOSITE_SETTINGS];
+/** What only the Worker entry reads (src/server/worker/worker.ts), not part of the app's config. */
+export const WORKER_SETTINGS = {
+  episodeStore: typed({
+    variable: "EDGEGYM_EPISODE_STORE", fileKey: null, flag: null, runtimes: "worker", default: "d1",
+    doc: "where the Worker keeps episodes: `d1` (one D1 database), or `durable-objects` (one SQLite-backed Durable Object per episode; [worker.md](worker.md#durable-objects))",
+    parse: oneOf("EDGEGYM_EPISODE_STORE", ["d1", "durable-objects"] as const), file: null,
+  }),
+};
+
+export const ALL_SETTINGS: readonly Setting[] = [...(Object.values(PROCESS_SETTINGS) as Setting[]), ...APP_SETTINGS, ...COMPOSITE_SETTINGS, ...(Object.values(WORKER_SETTINGS) as Setting[])];

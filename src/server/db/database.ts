@@ -41,14 +41,33 @@ function isD1(client: unknown): client is D1Client {
   return typeof (client as { batch?: unknown }).batch === "function";
 }
 
+/** The parts of a Durable Object's storage the runner uses (drizzle's durable-sqlite driver wraps it). */
+interface DurableClient {
+  sql: { exec(sql: string, ...params: SqlValue[]): { toArray(): unknown[] } };
+  transactionSync<T>(fn: () => T): T;
+}
+
+function isDurable(client: unknown): client is DurableClient {
+  return typeof (client as { transactionSync?: unknown }).transactionSync === "function";
+}
+
 /**
  * The atomic runner for a database made by either driver: on D1 one `batch` (a single
  * implicit transaction), on better-sqlite3 a group commit (below) over statements
  * prepared once and reused (a step's two statements would otherwise be re-prepared on
- * every step).
+ * every step). In a Durable Object, one `transactionSync`: the object's SQLite is local
+ * and synchronous, and its requests are already serialized, so there is nothing to group.
  */
 export function atomicRunner(db: EdgegymDb): AtomicRunner {
   const client = (db as unknown as { $client: unknown }).$client;
+  if (isDurable(client)) {
+    return {
+      // async: a failed statement rolls the transaction back and rejects, as on the other drivers.
+      async run(statements) {
+        return client.transactionSync(() => statements.map((s) => client.sql.exec(s.sql, ...s.params).toArray() as Record<string, unknown>[]));
+      },
+    };
+  }
   if (isD1(client)) {
     return {
       async run(statements) {

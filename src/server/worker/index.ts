@@ -5,4 +5,9 @@ import { builtinEnvs } from "../../envs/index.js";
 import { nodeOnlyBuiltinDeclarations } from "../../envs/builtin/index.js";
 import { createWorker } from "./worker.js";
 
+// The Durable Object classes wrangler.jsonc binds (EPISODES, EPISODE_INDEX): a module
+// must export the classes its bindings name, whichever store EDGEGYM_EPISODE_STORE picks.
+export { EpisodeObject } from "./durable/episode-object.js";
+export { EpisodeIndexObject } from "./durable/episode-index-object.js";
+
 export default createWorker([...builtinEnvs, ...nodeOnlyBuiltinDeclarations]);

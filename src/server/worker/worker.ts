@@ -1,14 +1,22 @@
-import type { D1Database, ExecutionContext, Fetcher, ScheduledController } from "@cloudflare/workers-types/index.ts";
+import type { D1Database, DurableObjectNamespace, ExecutionContext, Fetcher, ScheduledController } from "@cloudflare/workers-types/index.ts";
 import { upgradeWebSocket } from "hono/cloudflare-workers";
 import { createMathDatasetEnv, EnvRegistry, mathDatasetConfigFromVar, type AnyEnvironment } from "../../envs/index.js";
 import { createApp, type EdgegymApp } from "../app.js";
 import { serverConfigFromVars, type ConfigVars } from "../config-vars.js";
 import { openD1Database } from "../db/d1.js";
+import { EvalStore } from "../db/eval-store.js";
+import { sqliteStores, type Stores } from "../db/stores.js";
+import { WORKER_SETTINGS } from "../settings.js";
+import { DurableEpisodeStore } from "./durable/durable-episode-store.js";
 import type { StaticAssets } from "../console/static-assets.js";
 
 /** What wrangler.jsonc binds: the D1 database, plus vars and secrets (EDGEGYM_API_KEYS is a secret). */
 export interface WorkerBindings extends ConfigVars {
   DB: D1Database;
+  /** One SQLite-backed Durable Object per episode (durable/episode-object.ts), used when EDGEGYM_EPISODE_STORE=durable-objects. */
+  EPISODES?: DurableObjectNamespace;
+  /** The episode index object (durable/episode-index-object.ts) that goes with EPISODES. */
+  EPISODE_INDEX?: DurableObjectNamespace;
   /** The console's built files (wrangler.jsonc `assets`, dist/console); absent, /ui and /docs answer 404. */
   ASSETS?: Fetcher;
 }
@@ -43,6 +51,22 @@ export function mathDatasetEnvs(raw: string | undefined): AnyEnvironment[] {
   return [createMathDatasetEnv(config)];
 }
 
+/**
+ * The stores `EDGEGYM_EPISODE_STORE` picks: `d1` (default) keeps episodes in D1 beside the
+ * eval jobs; `durable-objects` keeps each episode in its own Durable Object and the eval
+ * jobs in D1 (docs/worker.md, "Durable Objects").
+ */
+export function workerStores(bindings: WorkerBindings): Stores {
+  const db = openD1Database(bindings.DB);
+  const raw = bindings.EDGEGYM_EPISODE_STORE?.trim();
+  const choice = raw ? WORKER_SETTINGS.episodeStore.parse(raw) : "d1";
+  if (choice === "d1") return sqliteStores(db);
+  if (!bindings.EPISODES || !bindings.EPISODE_INDEX) {
+    throw new Error("EDGEGYM_EPISODE_STORE=durable-objects needs the EPISODES and EPISODE_INDEX Durable Object bindings (wrangler.jsonc)");
+  }
+  return { episodes: new DurableEpisodeStore(bindings.EPISODES, bindings.EPISODE_INDEX), evals: new EvalStore(db) };
+}
+
 /** The Worker's module export: HTTP requests and the cron trigger that reaps expired episodes and old eval jobs. */
 export interface EdgegymWorker {
   fetch(request: Request, env: WorkerBindings, ctx: ExecutionContext): Promise<Response>;
@@ -72,7 +96,7 @@ export function createWorker(envs: readonly AnyEnvironment[]): EdgegymWorker {
   const appFor = (bindings: WorkerBindings): EdgegymApp => {
     let built = apps.get(bindings);
     if (!built) {
-      built = createApp({ db: openD1Database(bindings.DB), registry: registryFor(bindings), config: serverConfigFromVars(bindings), upgradeWebSocket, ...(bindings.ASSETS ? { assets: consoleFilesFromBinding(bindings.ASSETS) } : {}) });
+      built = createApp({ db: openD1Database(bindings.DB), stores: workerStores(bindings), registry: registryFor(bindings), config: serverConfigFromVars(bindings), upgradeWebSocket, ...(bindings.ASSETS ? { assets: consoleFilesFromBinding(bindings.ASSETS) } : {}) });
       apps.set(bindings, built);
     }
     return built;

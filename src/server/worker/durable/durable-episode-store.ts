@@ -1,0 +1,150 @@
+import type { DurableObjectNamespace } from "@cloudflare/workers-types/index.ts";
+import type { ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../../db/episode-store.js";
+import type { EpisodeRow, NewEpisodeRow } from "../../db/schema.js";
+import type { EpisodeStorage } from "../../db/stores.js";
+import type { IndexEntry } from "./index-entries.js";
+
+/** The episode object's RPC methods, as the Worker calls them (typed here so this file imports no runtime module). */
+interface EpisodeObjectRpc {
+  insert(row: NewEpisodeRow, opening: unknown[]): Promise<{ row: EpisodeRow; created: boolean }>;
+  insertFork(base: NewEpisodeRow, lineage: LineageEntry[]): Promise<boolean>;
+  get(id: string): Promise<EpisodeRow | undefined>;
+  getForStep(id: string, turn?: number): Promise<StepRow | undefined>;
+  turnForRetry(id: string, turn: number): Promise<{ message: unknown; reply: string | null } | undefined>;
+  lineage(id: string): Promise<LineageEntry[]>;
+  readTurns(segments: TurnSegment[]): Promise<TurnRecord[]>;
+  forkPoint(id: string, turn: number): Promise<ForkPoint | undefined>;
+  commitStep(w: StepWrite): Promise<boolean>;
+  saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void>;
+  replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean>;
+  close(id: string, now: number): Promise<void>;
+  hold(forkIds: string[]): Promise<void>;
+}
+
+/** The index object's RPC methods (episode-index-object.ts). */
+interface EpisodeIndexRpc {
+  claim(entries: IndexEntry[]): Promise<{ claimed: boolean; ids: string[] }>;
+  idsByKeys(keys: string[]): Promise<string[]>;
+  usage(tenant: string, now: number): Promise<TenantUsage>;
+  reap(now: number): Promise<number>;
+}
+
+const entryOf = (row: NewEpisodeRow): IndexEntry => ({
+  id: row.id,
+  tenant: row.tenant ?? "default",
+  idempotencyKey: row.idempotencyKey ?? null,
+  status: row.status,
+  storedBytes: row.storedBytes ?? 0,
+  expiresAt: row.expiresAt,
+});
+
+/**
+ * Episodes on Cloudflare, one SQLite-backed Durable Object each (episode-object.ts): every
+ * call about one episode goes to its object, named by the episode id, so steps of
+ * different episodes never wait on each other or on a shared database. A fork's
+ * transcript is read from its ancestors' objects. What spans episodes (idempotency keys,
+ * tenant usage, the reaper's bookkeeping) is in one index object
+ * (episode-index-object.ts), which a reset, a fork or a status change writes and an
+ * ordinary step does not.
+ */
+export class DurableEpisodeStore implements EpisodeStorage {
+  constructor(
+    private readonly episodes: DurableObjectNamespace,
+    private readonly indexNamespace: DurableObjectNamespace,
+  ) {}
+
+  private object(id: string): EpisodeObjectRpc {
+    return this.episodes.get(this.episodes.idFromName(id)) as unknown as EpisodeObjectRpc;
+  }
+
+  private get index(): EpisodeIndexRpc {
+    return this.indexNamespace.get(this.indexNamespace.idFromName("index")) as unknown as EpisodeIndexRpc;
+  }
+
+  /**
+   * The index claims the key first, then the episode's object stores the row. A retry that
+   * finds the key claimed but no episode (the claimant failed in between) stores its row
+   * under the claimed id: the object takes the first insert, so either way one episode.
+   */
+  async insert(row: NewEpisodeRow, opening: unknown[]): Promise<{ row: EpisodeRow; created: boolean }> {
+    const { claimed, ids } = await this.index.claim([entryOf(row)]);
+    if (claimed) return this.object(row.id).insert(row, opening);
+    const id = ids[0] ?? "";
+    if (id === "") throw new Error("episode index refused a claim without naming the holder");
+    const existing = await this.object(id).get(id);
+    if (existing) return { row: existing, created: false };
+    return this.object(id).insert({ ...row, id }, opening);
+  }
+
+  async insertForks(base: NewEpisodeRow, forks: { id: string; idempotencyKey: string | null }[], lineage: LineageEntry[]): Promise<string[]> {
+    const rows = forks.map((f) => ({ ...base, id: f.id, idempotencyKey: f.idempotencyKey }));
+    const { claimed } = await this.index.claim(rows.map(entryOf));
+    if (!claimed) return [];
+    // The ancestors learn of the forks before the forks exist: an ancestor expiring meanwhile keeps its turns.
+    const ids = forks.map((f) => f.id);
+    await Promise.all(lineage.map((l) => this.object(l.ancestorId).hold(ids)));
+    const inserted = await Promise.all(rows.map((r) => this.object(r.id).insertFork(r, lineage)));
+    return ids.filter((_, i) => inserted[i]);
+  }
+
+  get(id: string): Promise<EpisodeRow | undefined> {
+    return this.object(id).get(id);
+  }
+
+  async getByIdempotencyKeys(keys: string[]): Promise<EpisodeRow[]> {
+    if (keys.length === 0) return [];
+    const ids = (await this.index.idsByKeys(keys)).filter((id) => id !== "");
+    const rows = await Promise.all(ids.map((id) => this.object(id).get(id)));
+    return rows.filter((r): r is EpisodeRow => r !== undefined);
+  }
+
+  getForStep(id: string, turn?: number): Promise<StepRow | undefined> {
+    return this.object(id).getForStep(id, turn);
+  }
+
+  turnForRetry(id: string, turn: number): Promise<{ message: unknown; reply: string | null } | undefined> {
+    return this.object(id).turnForRetry(id, turn);
+  }
+
+  lineage(id: string): Promise<LineageEntry[]> {
+    return this.object(id).lineage(id);
+  }
+
+  /** Each segment from its own episode's object, in parallel, concatenated in order. */
+  async readTurns(segments: TurnSegment[]): Promise<TurnRecord[]> {
+    const parts = await Promise.all(segments.map((s) => (s.from > s.to ? [] : this.object(s.episodeId).readTurns([s]))));
+    return parts.flat();
+  }
+
+  forkPoint(episodeId: string, turn: number): Promise<ForkPoint | undefined> {
+    return this.object(episodeId).forkPoint(episodeId, turn);
+  }
+
+  commitStep(w: StepWrite): Promise<boolean> {
+    return this.object(w.id).commitStep(w);
+  }
+
+  usage(tenant: string, now: number): Promise<TenantUsage> {
+    return this.index.usage(tenant, now);
+  }
+
+  saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void> {
+    return this.object(id).saveScore(id, score, now, expiresAt);
+  }
+
+  replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean> {
+    return this.object(id).replaceScore(id, expectedTurn, score, now, expiresAt);
+  }
+
+  close(id: string, now: number): Promise<void> {
+    return this.object(id).close(id, now);
+  }
+
+  /**
+   * Episodes expire by their own alarms (episode-object.ts), so the cron only drops the
+   * index entries of episodes past their tombstone week: `expired` is always 0 here.
+   */
+  async reapExpired(now: number): Promise<{ expired: number; deleted: number }> {
+    return { expired: 0, deleted: await this.index.reap(now) };
+  }
+}

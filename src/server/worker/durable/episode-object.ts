@@ -1,0 +1,228 @@
+import { DurableObject } from "cloudflare:workers";
+import type { DurableObjectNamespace } from "@cloudflare/workers-types/index.ts";
+import { drizzle } from "drizzle-orm/durable-sqlite";
+import { migrate } from "drizzle-orm/durable-sqlite/migrator";
+import type { EdgegymDb } from "../../db/database.js";
+import { EpisodeStore, TOMBSTONE_MS, type ForkPoint, type LineageEntry, type StepRow, type StepWrite, type TurnRecord, type TurnSegment } from "../../db/episode-store.js";
+import * as schema from "../../db/schema.js";
+import type { EpisodeRow, NewEpisodeRow } from "../../db/schema.js";
+import { REPORT_BYTES } from "./index-entries.js";
+import type { EpisodeIndexObject } from "./episode-index-object.js";
+import migrations from "./migrations.gen.js";
+
+export interface EpisodeObjectEnv {
+  EPISODE_INDEX: DurableObjectNamespace;
+  EPISODES: DurableObjectNamespace;
+}
+
+/** What this object last told the index (kept in memory: after an eviction the next change reports again). */
+interface Reported {
+  status: string;
+  storedBytes: number;
+  expiresAt: number;
+}
+
+/** How often an ancestor that a live fork still holds looks again whether it may drop its turns. */
+const HOLD_RECHECK_MS = 3600 * 1000;
+
+/** Forks asked at once whether they are live: bounds the fan-out of one alarm. */
+const HOLDERS_PER_ROUND = 32;
+
+/**
+ * One episode in its own SQLite-backed Durable Object: its head, turn rows and lineage in
+ * the object's SQLite, written by the same `EpisodeStore` (and the same guarded SQL) as on
+ * Node and D1, through drizzle's durable-sqlite driver. The object serializes its own
+ * requests, so the guards never lose here in practice; they are kept because they make a
+ * retry or a racing duplicate answer exactly as on the other stores.
+ *
+ * Hosting the existing store rather than a second one keeps one implementation of every
+ * write; the cost is the schema of all ./drizzle migrations in every object (the eval
+ * tables stay empty), applied once on the object's first write.
+ *
+ * Expiry is an alarm at the episode's expiry: no scan over episodes. The alarm finds the
+ * TTL moved on (steps refresh it) and sleeps again, or makes the head a tombstone (410)
+ * for a week, then deletes everything.
+ */
+export class EpisodeObject extends DurableObject<EpisodeObjectEnv> {
+  private store: EpisodeStore | null = null;
+  private reported: Reported | null = null;
+
+  // No types from @cloudflare/workers-types here: the base class brings the runtime's own,
+  // and checking one copy against the other made the workerd typecheck take minutes.
+  private get storage() {
+    return this.ctx.storage;
+  }
+
+  /** The store, migrating the object's SQLite first when `create` (writes); null for a read of an object never written. */
+  private async open(create: boolean): Promise<EpisodeStore | null> {
+    if (this.store) return this.store;
+    const exists = this.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'episodes'").toArray().length > 0;
+    // A read of an unknown id must not create storage: ids are client input.
+    if (!exists && !create) return null;
+    const db = drizzle(this.storage as never, { schema });
+    // Applies only what this object has not applied (drizzle's __drizzle_migrations): older objects catch up on their next write.
+    await migrate(db, migrations);
+    this.store = new EpisodeStore(db as unknown as EdgegymDb);
+    return this.store;
+  }
+
+  private index(): EpisodeIndexObject {
+    const ns = this.env.EPISODE_INDEX;
+    return ns.get(ns.idFromName("index")) as unknown as EpisodeIndexObject;
+  }
+
+  /** Tells the index what changed, when it matters to quotas: status, 64 KiB of bytes, or half a TTL of expiry. */
+  private async report(head: Pick<StepRow, "id" | "status" | "storedBytes" | "expiresAt" | "ttlSeconds">, force = false): Promise<void> {
+    const r = this.reported;
+    const due =
+      force ||
+      !r ||
+      r.status !== head.status ||
+      Math.floor(head.storedBytes / REPORT_BYTES) !== Math.floor(r.storedBytes / REPORT_BYTES) ||
+      head.expiresAt - r.expiresAt >= (head.ttlSeconds * 1000) / 2;
+    if (!due) return;
+    try {
+      await this.index().report(head.id, head.status, head.storedBytes, head.expiresAt);
+      this.reported = { status: head.status, storedBytes: head.storedBytes, expiresAt: head.expiresAt };
+    } catch (err) {
+      // The write is committed; the quota figure is late until the next report. Never fail the request for it.
+      console.error("edgegym: episode index report failed:", err);
+    }
+  }
+
+  private async reportHead(id: string, force = false): Promise<void> {
+    const head = await (await this.open(false))?.getForStep(id);
+    if (head) await this.report(head, force);
+  }
+
+  private async arm(expiresAt: number): Promise<void> {
+    const current = await this.storage.getAlarm();
+    if (current === null || current > expiresAt) await this.storage.setAlarm(expiresAt);
+  }
+
+  async insert(row: NewEpisodeRow, opening: unknown[]): Promise<{ row: EpisodeRow; created: boolean }> {
+    const result = await ((await this.open(true)) as EpisodeStore).insert(row, opening);
+    if (result.created) {
+      await this.arm(result.row.expiresAt);
+      this.reported = { status: result.row.status, storedBytes: result.row.storedBytes, expiresAt: result.row.expiresAt };
+    }
+    return result;
+  }
+
+  async insertFork(base: NewEpisodeRow, lineage: LineageEntry[]): Promise<boolean> {
+    const inserted = await ((await this.open(true)) as EpisodeStore).insertForks(base, [{ id: base.id, idempotencyKey: base.idempotencyKey ?? null }], lineage);
+    if (inserted.length > 0) {
+      await this.arm(base.expiresAt);
+      this.reported = { status: "active", storedBytes: base.storedBytes ?? 0, expiresAt: base.expiresAt };
+    }
+    return inserted.length > 0;
+  }
+
+  async get(id: string): Promise<EpisodeRow | undefined> {
+    return (await this.open(false))?.get(id);
+  }
+
+  async getForStep(id: string, turn?: number): Promise<StepRow | undefined> {
+    return (await this.open(false))?.getForStep(id, turn);
+  }
+
+  async turnForRetry(id: string, turn: number): Promise<{ message: unknown; reply: string | null } | undefined> {
+    return (await this.open(false))?.turnForRetry(id, turn);
+  }
+
+  async lineage(id: string): Promise<LineageEntry[]> {
+    return (await (await this.open(false))?.lineage(id)) ?? [];
+  }
+
+  async readTurns(segments: TurnSegment[]): Promise<TurnRecord[]> {
+    return (await (await this.open(false))?.readTurns(segments)) ?? [];
+  }
+
+  async forkPoint(id: string, turn: number): Promise<ForkPoint | undefined> {
+    return (await this.open(false))?.forkPoint(id, turn);
+  }
+
+  async commitStep(w: StepWrite): Promise<boolean> {
+    const store = await this.open(false);
+    if (!store) return false;
+    const won = await store.commitStep(w);
+    if (won && w.before) {
+      await this.report({ id: w.id, status: w.status, storedBytes: w.before.storedBytes + w.addedBytes, expiresAt: w.expiresAt, ttlSeconds: w.before.ttlSeconds });
+    }
+    return won;
+  }
+
+  async saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void> {
+    await (await this.open(false))?.saveScore(id, score, now, expiresAt);
+    await this.reportHead(id);
+  }
+
+  async replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean> {
+    const replaced = (await (await this.open(false))?.replaceScore(id, expectedTurn, score, now, expiresAt)) ?? false;
+    if (replaced) await this.reportHead(id);
+    return replaced;
+  }
+
+  async close(id: string, now: number): Promise<void> {
+    await (await this.open(false))?.close(id, now);
+    await this.reportHead(id);
+  }
+
+  /** A fork made from this episode's turns: its ids are asked, at this episode's expiry, whether they still need them. */
+  async hold(forkIds: string[]): Promise<void> {
+    const held = ((await this.storage.get<string[]>("holders")) ?? []).concat(forkIds);
+    await this.storage.put("holders", held);
+  }
+
+  /** Whether this episode is unexpired (a fork's answer to an ancestor at its expiry). */
+  async isLive(now: number): Promise<boolean> {
+    const head = (await this.open(false)) ? this.storage.sql.exec("SELECT status, expires_at FROM episodes LIMIT 1").toArray()[0] : undefined;
+    return head !== undefined && head.status !== "expired" && Number(head.expires_at) > now;
+  }
+
+  /** The forks that still need this episode's turns (asked HOLDERS_PER_ROUND at a time; the gone ones are forgotten). */
+  private async liveHolders(now: number): Promise<string[]> {
+    const holders = (await this.storage.get<string[]>("holders")) ?? [];
+    if (holders.length === 0) return [];
+    const ns = this.env.EPISODES;
+    const still: string[] = [];
+    for (let i = 0; i < holders.length; i += HOLDERS_PER_ROUND) {
+      const round = holders.slice(i, i + HOLDERS_PER_ROUND);
+      const live = await Promise.all(round.map((h) => (ns.get(ns.idFromName(h)) as unknown as EpisodeObject).isLive(now)));
+      still.push(...round.filter((_, j) => live[j]));
+    }
+    await this.storage.put("holders", still);
+    return still;
+  }
+
+  /** Expiry (TTL passed: tombstone, turns dropped unless a live fork holds them), then deletion a week later. */
+  async alarm(): Promise<void> {
+    const now = Date.now();
+    if (!(await this.open(false))) return;
+    const head = this.storage.sql.exec("SELECT id, status, expires_at, updated_at FROM episodes LIMIT 1").toArray()[0];
+    if (!head) {
+      await this.storage.deleteAll();
+      return;
+    }
+    const id = String(head.id);
+    const expiresAt = Number(head.expires_at);
+    if (head.status !== "expired") {
+      // Steps and scores moved the expiry on: sleep until then.
+      if (expiresAt > now) return this.storage.setAlarm(expiresAt);
+      this.storage.sql.exec("UPDATE episodes SET status = 'expired', state = NULL, metadata = '{}', stored_bytes = 0, updated_at = ? WHERE id = ?", now, id);
+      // Drops the cached head with the store: a step must now find the tombstone.
+      this.store = null;
+      this.reported = null;
+      await this.report({ id, status: "expired", storedBytes: 0, expiresAt, ttlSeconds: 0 }, true);
+    }
+    const held = await this.liveHolders(now);
+    if (held.length === 0) this.storage.sql.exec("DELETE FROM episode_turns");
+    if (expiresAt + TOMBSTONE_MS <= now && held.length === 0) {
+      // The index drops its entry on the reaper's next run; the object's storage goes now.
+      await this.storage.deleteAll();
+      this.store = null;
+      return;
+    }
+    await this.storage.setAlarm(held.length > 0 ? Math.min(now + HOLD_RECHECK_MS, expiresAt + TOMBSTONE_MS) : expiresAt + TOMBSTONE_MS);
+  }
+}
