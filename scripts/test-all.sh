@@ -36,6 +36,8 @@ phase "ors venv" bash -c 'bash scripts/ors-venv.sh >/dev/null'
 # verifiers 0.3.1 and 0.4.0 from PyPI, whose own loaders and writers test/verifiers-formats.test.ts runs.
 phase "verifiers venvs" bash -c 'bash scripts/verifiers-venv.sh vf03 >/dev/null && bash scripts/verifiers-venv.sh vf04 >/dev/null'
 # The web console is tested in Debian's chromium (.ci/run installs it): required, not skipped.
+# The PostgreSQL engine's tests start Debian's postgresql server (.ci/run installs it) in a temp dir: required too.
+export EDGEGYM_REQUIRE_POSTGRES=1
 export EDGEGYM_REQUIRE_BROWSER=1 EDGEGYM_REQUIRE_LLAMA=1 EDGEGYM_REQUIRE_TEST_MODEL=1 EDGEGYM_REQUIRE_VLLM=1 EDGEGYM_REQUIRE_OPENENV=1 EDGEGYM_REQUIRE_ORS=1 EDGEGYM_REQUIRE_MCP_PYTHON=1 EDGEGYM_REQUIRE_VERIFIERS=1
 phase vitest npx vitest run
 # Tests that run inside workerd (the Workers runtime) with a local D1.

@@ -47,12 +47,15 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe("npm pack", () => {
-  it("ships the built CLI, the migrations and no tests", () => {
+  it("ships the built CLI, both engines' migrations and no tests", () => {
     const files = execFileSync("tar", ["tzf", tarball], { encoding: "utf8" }).split("\n");
     expect(files).toContain("package/bin/edgegym.js");
     expect(files).toContain("package/dist/server/node/cli.js");
     expect(files).toContain("package/dist/server/worker/worker.js");
     expect(files.some((f) => f.startsWith("package/drizzle/") && f.endsWith(".sql"))).toBe(true);
+    // The PostgreSQL engine's migrations, applied at start by `serve --db postgres://…`.
+    expect(files).toContain("package/drizzle-pg/meta/_journal.json");
+    expect(files.some((f) => f.startsWith("package/drizzle-pg/") && f.endsWith(".sql"))).toBe(true);
     expect(files.filter((f) => f.endsWith(".test.ts"))).toEqual([]);
     expect(files).not.toContain("package/tsconfig.build.json");
   });

@@ -47,7 +47,8 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerProtocolComponents();
   const config: ServerConfig = { ...DEFAULT_CONFIG, ...deps.config };
   const clock = deps.clock ?? Date.now;
-  const stores = deps.stores ?? sqliteStores(deps.db);
+  const stores = deps.stores ?? (deps.db ? sqliteStores(deps.db) : undefined);
+  if (!stores) throw new Error("createApp needs a database (deps.db) or stores (deps.stores)");
   const store = stores.episodes;
   // Environments get the operator's judges (URLs, keys) from here, never from a client's args.
   const registry = deps.registry.withServices({ judges: config.judges });

@@ -86,8 +86,9 @@ export const DEFAULT_CONFIG: ServerConfig = {
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */
 export interface AppDeps {
-  db: EdgegymDb;
-  /** The episode and eval stores; default: both on `db` (SQLite: better-sqlite3 or D1). */
+  /** The SQLite database (better-sqlite3 or D1) the stores default to; unused when `stores` is given. */
+  db?: EdgegymDb;
+  /** The episode and eval stores; default: both on `db` (SQLite: better-sqlite3 or D1). One of the two is needed. */
   stores?: Stores;
   registry: EnvRegistry;
   config?: Partial<ServerConfig>;

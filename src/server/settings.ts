@@ -218,7 +218,7 @@ export const PROCESS_SETTINGS = {
     file: null,
   }),
   host: typed({ variable: "HOST", fileKey: null, flag: "--host", runtimes: "node", default: "127.0.0.1", doc: "address to bind (`0.0.0.0` to serve a network)", parse: text, file: null }),
-  db: typed({ variable: "EDGEGYM_DB", fileKey: null, flag: "--db", runtimes: "node", default: ".edgegym/edgegym.db", doc: "SQLite file, or `:memory:`", parse: text, file: null }),
+  db: typed({ variable: "EDGEGYM_DB", fileKey: null, flag: "--db", runtimes: "node", default: ".edgegym/edgegym.db", doc: "SQLite file, `:memory:`, or a `postgres://user:password@host:port/db` URL to run on PostgreSQL, shared by any number of server processes ([scaling.md](scaling.md))", parse: text, file: null }),
   synchronous: typed<"NORMAL" | "FULL">({
     variable: "EDGEGYM_SQLITE_SYNCHRONOUS", fileKey: null, flag: null, runtimes: "node", default: "NORMAL",
     doc: "SQLite durability: `NORMAL` survives a process crash, `FULL` fsyncs every commit and survives power loss too ([performance.md](performance.md))",
@@ -226,6 +226,16 @@ export const PROCESS_SETTINGS = {
       const upper = raw.toUpperCase();
       if (upper === "NORMAL" || upper === "FULL") return upper;
       throw new Error(`EDGEGYM_SQLITE_SYNCHRONOUS must be NORMAL or FULL, got "${raw}"`);
+    },
+    file: null,
+  }),
+  pgPoolSize: typed({
+    variable: "EDGEGYM_PG_POOL_SIZE", fileKey: null, flag: null, runtimes: "node", default: "10",
+    doc: "PostgreSQL connections each server process keeps (with a `postgres://` database): size the server's `max_connections` for this × processes ([scaling.md](scaling.md))",
+    parse: (raw) => {
+      const n = positiveInt("EDGEGYM_PG_POOL_SIZE")(raw);
+      if (n > 1000) throw new Error(`EDGEGYM_PG_POOL_SIZE must be at most 1000, got ${n}`);
+      return n;
     },
     file: null,
   }),

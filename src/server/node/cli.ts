@@ -11,6 +11,7 @@ import { viewCommand } from "./view.js";
 import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
 import { loadEnvModules } from "./load-envs.js";
+import { isPostgresUrl, redactPostgresUrl } from "../db/pg/url.js";
 import { startNodeServer } from "./serve.js";
 import { readServeSettings } from "./settings.js";
 import { USAGE } from "./usage.js";
@@ -35,7 +36,7 @@ async function serveCommand(argv: string[]): Promise<void> {
     return;
   }
   // Every value is read (and checked) before anything starts: a bad one stops here with its name.
-  const { port, host, dbPath, synchronous, configPath, workers, reapIntervalMs } = readServeSettings(values, process.env);
+  const { port, host, dbPath, synchronous, pgPoolSize, configPath, workers, reapIntervalMs } = readServeSettings(values, process.env);
   const config = loadServerConfig(process.env, configPath);
   if (values["allow-weak-python-sandbox"]) config.pythonAllowWeakSandbox = true;
   const extraEnvs = await loadEnvModules(values.env ?? []);
@@ -69,8 +70,8 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   // With workers, only the first reaps: the reaper is one statement, once is enough.
   const reaps = !cluster.isWorker || cluster.worker?.id === 1;
-  const server = await startNodeServer({ port, host, dbPath, synchronous, config, extraEnvs, reapIntervalMs: reaps ? reapIntervalMs : 0 });
-  console.log(`edgegym listening on ${server.url} (database: ${dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
+  const server = await startNodeServer({ port, host, dbPath, synchronous, pgPoolSize, config, extraEnvs, reapIntervalMs: reaps ? reapIntervalMs : 0 });
+  console.log(`edgegym listening on ${server.url} (database: ${isPostgresUrl(dbPath) ? redactPostgresUrl(dbPath) : dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
   if (config.apiKeys?.length || config.adminApiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys?.length ?? 0} tenant, ${config.adminApiKeys?.length ?? 0} admin configured)`);
   const stop = (): void => {
     server.close().then(() => process.exit(0), () => process.exit(1));

@@ -6,15 +6,19 @@ import { createNodeOnlyEnvs } from "../../envs/builtin/node-only.js";
 import { createApp } from "../app.js";
 import type { ServerConfig } from "../context.js";
 import { openNodeDatabase, type SqliteSynchronous } from "../db/node-sqlite.js";
+import { isPostgresUrl } from "../db/pg/url.js";
+import { sqliteStores, type Stores } from "../db/stores.js";
 import { consoleFilesOnDisk } from "./console-files.js";
 
 export interface NodeServerOptions {
   port: number;
   host: string;
-  /** SQLite file path, or ":memory:". */
+  /** SQLite file path, ":memory:", or a postgres:// URL (PostgreSQL, shared by many processes). */
   dbPath: string;
   /** What an answered write survives: NORMAL a process crash, FULL power loss too (node-sqlite.ts). */
   synchronous?: SqliteSynchronous;
+  /** PostgreSQL connections this process keeps (default 10). */
+  pgPoolSize?: number;
   config?: Partial<ServerConfig>;
   /** Environments beside the built-ins (from `--env`). */
   extraEnvs?: AnyEnvironment[];
@@ -27,16 +31,27 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The Node runtime: better-sqlite3 + @hono/node-server + a timer that reaps expired episodes and old eval jobs. */
-export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
+/** The stores a Node server runs on: PostgreSQL for a postgres:// URL, else the SQLite file (the default). */
+async function openStores(options: NodeServerOptions): Promise<{ stores: Stores; close(): Promise<void> }> {
+  if (isPostgresUrl(options.dbPath)) {
+    // Loaded only when asked for: a SQLite server never loads the PostgreSQL driver.
+    const { openPostgres } = await import("../db/pg/open.js");
+    return openPostgres(options.dbPath, options.pgPoolSize === undefined ? {} : { poolSize: options.pgPoolSize });
+  }
   const database = openNodeDatabase(options.dbPath, { synchronous: options.synchronous ?? "NORMAL" });
+  return { stores: sqliteStores(database.db), close: async () => database.close() };
+}
+
+/** The Node runtime: better-sqlite3 or PostgreSQL + @hono/node-server + a timer that reaps expired episodes and old eval jobs. */
+export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
+  const database = await openStores(options);
   const nodeOnly = createNodeOnlyEnvs({ allowWeakIsolation: options.config?.pythonAllowWeakSandbox ?? false });
   const python = nodeOnly.sandbox.isolation();
   console.log(`python sandbox: ${python.level} (${python.detail})${python.refusal ? "; python is refused: see GET /v1/envs/python" : ""}`);
   const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? [])]);
   // WebSockets (the OpenEnv /ws session) through @hono/node-server's own upgrade helper over `ws`,
   // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
-  const { app, store, evals, config } = createApp({ db: database.db, registry, config: options.config ?? {}, upgradeWebSocket, assets: consoleFilesOnDisk() });
+  const { app, store, evals, config } = createApp({ stores: database.stores, registry, config: options.config ?? {}, upgradeWebSocket, assets: consoleFilesOnDisk() });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
 
   const reap = async (): Promise<void> => {
@@ -76,9 +91,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
           for (const socket of sockets.clients) socket.terminate();
           sockets.close();
           server.close((err) => {
-            database.close();
             // Every interpreter process is killed before close resolves.
-            void Promise.allSettled([nodeOnly.sandbox.close(), nodeOnly.closeMcp()]).finally(() => (err ? reject(err) : resolve()));
+            void Promise.allSettled([database.close(), nodeOnly.sandbox.close(), nodeOnly.closeMcp()]).finally(() => (err ? reject(err) : resolve()));
           });
         });
       }),

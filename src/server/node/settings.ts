@@ -7,6 +7,8 @@ export interface ServeSettings {
   host: string;
   dbPath: string;
   synchronous: "NORMAL" | "FULL";
+  /** Connections per process when dbPath is a postgres:// URL. */
+  pgPoolSize: number;
   configPath: string | undefined;
   workers: number;
   reapIntervalMs: number;
@@ -27,6 +29,7 @@ export function readServeSettings(flags: { port?: string | undefined; host?: str
     host: read(s.host, flags.host, env) ?? s.host.default,
     dbPath: read(s.db, flags.db, env) ?? s.db.default,
     synchronous: read(s.synchronous, undefined, env) ?? "NORMAL",
+    pgPoolSize: read(s.pgPoolSize, undefined, env) ?? Number(s.pgPoolSize.default),
     configPath: read(s.config, flags.config, env),
     workers: workers === "auto" ? availableParallelism() : workers,
     reapIntervalMs: (read(s.reapIntervalSeconds, undefined, env) ?? Number(s.reapIntervalSeconds.default)) * 1000,

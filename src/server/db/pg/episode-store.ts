@@ -1,0 +1,382 @@
+import { and, asc, between, eq, getTableColumns, gt, inArray, isNull, sql } from "drizzle-orm";
+import type { Pool } from "pg";
+import type { EpisodeStorage } from "../stores.js";
+import type { ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../episode-store.js";
+import { TOMBSTONE_MS } from "../episode-store.js";
+import type { EpisodeRow, NewEpisodeRow } from "../schema.js";
+import { StepHeadCache } from "../step-head-cache.js";
+import { pgText } from "./text.js";
+import type { PgDb } from "./open.js";
+import { episodeLineage, episodes, episodeTurns } from "./schema.js";
+
+type Param = string | number | boolean | null;
+
+const COLUMNS = getTableColumns(episodes);
+/** Every column of an episode row: drizzle key, SQL name, SQL type (for casts in INSERT … SELECT). */
+const EPISODE_COLUMNS = Object.entries(COLUMNS).map(([key, column]) => ({ key: key as keyof NewEpisodeRow, name: column.name, type: column.getSQLType() }));
+const JSON_COLUMNS = new Set<keyof NewEpisodeRow>(["args", "metadata", "state", "score", "templateChanges", "stopTallies"]);
+/** Column defaults (tenant, stored_bytes, template_changes): an insert binds every column. */
+const COLUMN_DEFAULTS: Partial<Record<keyof NewEpisodeRow, unknown>> = { tenant: "public", storedBytes: 0, templateChanges: [] };
+
+/** A column's value as bound: JSON columns as their text (the columns are text, see schema.ts). */
+function encode(key: keyof NewEpisodeRow, value: unknown): Param {
+  if (value === null || value === undefined) return null;
+  if (JSON_COLUMNS.has(key)) return JSON.stringify(value);
+  return value as Param;
+}
+
+const TURN_COLUMNS = "episode_id, turn, message, reply_messages, reply, state, done, sampled, template_hash, stop_tallies, created_at";
+
+/**
+ * A reset: the head and its turn 0 in one statement (a data-modifying CTE is atomic). The
+ * turn row is written only for a head this statement inserted; a taken idempotency key
+ * inserts neither, and a racing twin with the same key waits on the key's index entry
+ * until the first commits, then inserts nothing.
+ */
+const INSERT_EPISODE = `WITH head AS (
+    INSERT INTO episodes (${EPISODE_COLUMNS.map((c) => `"${c.name}"`).join(", ")}) VALUES (${EPISODE_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")})
+    ON CONFLICT DO NOTHING RETURNING id)
+  INSERT INTO episode_turns (${TURN_COLUMNS})
+  SELECT id, 0, NULL, $${EPISODE_COLUMNS.length + 1}::text, NULL, $${EPISODE_COLUMNS.length + 2}::text, false, NULL, NULL, $${EPISODE_COLUMNS.length + 3}::text, $${EPISODE_COLUMNS.length + 4}::bigint FROM head
+  RETURNING episode_id`;
+
+/**
+ * A step: the head's guarded move and the turn row in one statement. The UPDATE takes the
+ * row lock; a racing step of the same episode waits on it, then re-checks the WHERE on
+ * the committed row (READ COMMITTED) and matches nothing, so it inserts no turn either.
+ * RETURNING says who won. A turn row that exists already (it cannot while the guard
+ * holds) fails the whole statement rather than leave a head without its reply.
+ */
+const COMMIT_STEP = `WITH head AS (
+    UPDATE episodes SET turn = $1::int, state = $2::text, status = $3::text, stop_reason = $4::text, truncated = $5::boolean, error = $6::text,
+      updated_at = $7::bigint, expires_at = $8::bigint, stored_bytes = stored_bytes + $9::bigint, template_hash = $10::text,
+      template_changes = coalesce($11::text, template_changes), stop_tallies = $12::text
+    WHERE id = $13::text AND turn = $14::int AND status = 'active' AND stored_bytes + $9::bigint <= $15::bigint
+    RETURNING id)
+  INSERT INTO episode_turns (${TURN_COLUMNS})
+  SELECT id, $1::int, $16::text, NULL, $17::text, $2::text, $18::boolean, $19::text, $10::text, $12::text, $7::bigint FROM head
+  RETURNING turn`;
+
+/** Episodes expired per reaper statement: bounds one transaction's locks and duration. */
+const REAP_BATCH = 500;
+/** Key of the advisory lock that lets one process at a time reap (two would only contend on the same rows). */
+const REAP_LOCK = 0x72656170; // "reap"
+
+/** A stored response body's `messages` ([] without a body or without messages), as SQLite's json_extract reads them. */
+function replyMessagesOf(reply: string | null): unknown[] {
+  if (reply === null) return [];
+  const messages = (JSON.parse(reply) as { messages?: unknown }).messages;
+  return Array.isArray(messages) ? messages : [];
+}
+
+const { metadata: _metadata, score: _score, scoredAt: _scoredAt, idempotencyKey: _key, requestHash: _hash, ...STEP_COLUMNS } = COLUMNS;
+
+/**
+ * Episode persistence on PostgreSQL, with the guarantees of the SQLite store
+ * (../episode-store.ts): every racing write is guarded in SQL and RETURNING tells the
+ * caller whether it won; a step is applied at most once; a retry is answered from the
+ * stored reply text (kept as text, byte for byte). Where SQLite needed a fixed batch of
+ * guarded statements, a single statement with a data-modifying CTE does the same here.
+ */
+export class PgEpisodeStore implements EpisodeStorage {
+  private readonly heads = new StepHeadCache<StepRow>();
+  private prepared?: ReturnType<PgEpisodeStore["prepare"]>;
+
+  constructor(
+    private readonly db: PgDb,
+    private readonly pool: Pool,
+  ) {}
+
+  /** Named prepared statements (node-postgres parses each once per connection). */
+  private prepare() {
+    const p = sql.placeholder;
+    return {
+      selectById: this.db.select().from(episodes).where(eq(episodes.id, p("id"))).prepare("edgegym_episode_by_id"),
+      selectForStep: this.db.select(STEP_COLUMNS).from(episodes).where(eq(episodes.id, p("id"))).prepare("edgegym_episode_for_step"),
+      selectTurnForRetry: this.db
+        .select({ message: episodeTurns.message, reply: episodeTurns.reply })
+        .from(episodeTurns)
+        .where(and(eq(episodeTurns.episodeId, p("id")), eq(episodeTurns.turn, p("turn"))))
+        .prepare("edgegym_turn_for_retry"),
+    };
+  }
+
+  private get statements(): ReturnType<PgEpisodeStore["prepare"]> {
+    this.prepared ??= this.prepare();
+    return this.prepared;
+  }
+
+  private async query(name: string, text: string, values: Param[]): Promise<Record<string, unknown>[]> {
+    const result = await this.pool.query({ name, text, values });
+    return result.rows as Record<string, unknown>[];
+  }
+
+  async insert(row: NewEpisodeRow, opening: unknown[]): Promise<{ row: EpisodeRow; created: boolean }> {
+    const head = EPISODE_COLUMNS.map(({ key }) => encode(key, row[key] ?? COLUMN_DEFAULTS[key]));
+    const inserted = await this.query("edgegym_insert_episode", INSERT_EPISODE, [...head, JSON.stringify(opening), encode("state", row.state), encode("stopTallies", row.stopTallies), row.createdAt]);
+    if (inserted.length > 0) {
+      const stored = Object.fromEntries(EPISODE_COLUMNS.map(({ key }) => [key, row[key] ?? COLUMN_DEFAULTS[key] ?? null])) as EpisodeRow;
+      const { metadata: _m, score: _s, scoredAt: _a, idempotencyKey: _k, requestHash: _h, ...stepHead } = stored;
+      this.keepHead(stepHead, encode("state", stored.state));
+      return { row: stored, created: true };
+    }
+    if (row.idempotencyKey == null) throw new Error(`episode id collision on ${row.id}`);
+    const existing = await this.db.select().from(episodes).where(eq(episodes.idempotencyKey, row.idempotencyKey)).limit(1);
+    if (!existing[0]) throw new Error("idempotency key conflict without a row");
+    return { row: existing[0], created: false };
+  }
+
+  async insertForks(base: NewEpisodeRow, forks: { id: string; idempotencyKey: string | null }[], lineage: LineageEntry[]): Promise<string[]> {
+    const shared = EPISODE_COLUMNS.filter((c) => c.key !== "id" && c.key !== "idempotencyKey");
+    const n = shared.length;
+    // One statement whatever the number of forks: heads from unnest'ed arrays, and lineage
+    // rows only for the heads it inserted (a replayed idempotency key inserts neither).
+    const text = `WITH heads AS (
+        INSERT INTO episodes (id, idempotency_key, ${shared.map((c) => `"${c.name}"`).join(", ")})
+        SELECT f.id, f.key, ${shared.map((c, i) => `$${i + 1}::${c.type}`).join(", ")} FROM unnest($${n + 1}::text[], $${n + 2}::text[]) AS f(id, key)
+        ON CONFLICT DO NOTHING RETURNING id),
+      lineage AS (
+        INSERT INTO episode_lineage (episode_id, ancestor_id, to_turn)
+        SELECT heads.id, a.ancestor_id, a.to_turn FROM heads, unnest($${n + 3}::text[], $${n + 4}::int[]) AS a(ancestor_id, to_turn)
+        ON CONFLICT DO NOTHING)
+      SELECT id FROM heads`;
+    const result = await this.pool.query(text, [
+      ...shared.map(({ key }) => encode(key, base[key] ?? COLUMN_DEFAULTS[key])),
+      forks.map((f) => f.id),
+      forks.map((f) => f.idempotencyKey),
+      lineage.map((l) => l.ancestorId),
+      lineage.map((l) => l.toTurn),
+    ]);
+    return (result.rows as { id: string }[]).map((r) => r.id);
+  }
+
+  async get(id: string): Promise<EpisodeRow | undefined> {
+    const rows = await this.statements.selectById.execute({ id });
+    return rows[0];
+  }
+
+  async getByIdempotencyKeys(keys: string[]): Promise<EpisodeRow[]> {
+    if (keys.length === 0) return [];
+    const rows = await this.db.select().from(episodes).where(inArray(episodes.idempotencyKey, keys));
+    const byKey = new Map(rows.map((r) => [r.idempotencyKey, r]));
+    return keys.flatMap((k) => byKey.get(k) ?? []);
+  }
+
+  /**
+   * The head as a step needs it. The cache answers only for a head this process wrote at
+   * `turn`; with several processes on one database another may have moved the episode
+   * since, and then the step's guarded write loses and the caller re-reads (step-head-cache.ts).
+   */
+  async getForStep(id: string, turn?: number): Promise<StepRow | undefined> {
+    if (turn !== undefined) {
+      const cached = this.heads.get(id, turn);
+      if (cached) return cached;
+    }
+    const rows = await this.statements.selectForStep.execute({ id });
+    return rows[0];
+  }
+
+  private keepHead(head: StepRow, stateJson: Param): void {
+    if (head.status === "active" && (stateJson === null || (typeof stateJson === "string" && stateJson.length <= this.heads.maxStateChars))) {
+      this.heads.set(head.id, { ...head, state: typeof stateJson === "string" ? (JSON.parse(stateJson) as unknown) : null });
+    } else this.heads.delete(head.id);
+  }
+
+  async turnForRetry(id: string, turn: number): Promise<{ message: unknown; reply: string | null } | undefined> {
+    const rows = await this.statements.selectTurnForRetry.execute({ id, turn });
+    return rows[0];
+  }
+
+  async lineage(id: string): Promise<LineageEntry[]> {
+    return this.db
+      .select({ ancestorId: episodeLineage.ancestorId, toTurn: episodeLineage.toTurn })
+      .from(episodeLineage)
+      .where(eq(episodeLineage.episodeId, id))
+      .orderBy(asc(episodeLineage.toTurn));
+  }
+
+  async readTurns(segments: TurnSegment[]): Promise<TurnRecord[]> {
+    const out: TurnRecord[] = [];
+    for (const s of segments) {
+      if (s.from > s.to) continue;
+      const rows = await this.db
+        .select({
+          turn: episodeTurns.turn,
+          message: episodeTurns.message,
+          replyMessages: episodeTurns.replyMessages,
+          reply: episodeTurns.reply,
+          sampled: episodeTurns.sampled,
+          createdAt: episodeTurns.createdAt,
+        })
+        .from(episodeTurns)
+        .where(and(eq(episodeTurns.episodeId, s.episodeId), between(episodeTurns.turn, s.from, s.to)))
+        .orderBy(asc(episodeTurns.turn));
+      // The reply's messages are cut out here, not in SQL: PostgreSQL's json parser refuses
+      // what JSON.stringify may write (an escaped lone surrogate from a model's text), and
+      // one such turn would make the whole transcript unreadable.
+      for (const { reply, replyMessages, ...r } of rows) out.push({ ...r, replyMessages: replyMessages ?? replyMessagesOf(reply) });
+    }
+    return out;
+  }
+
+  async forkPoint(episodeId: string, turn: number): Promise<ForkPoint | undefined> {
+    const [row] = await this.db
+      .select({ state: episodeTurns.state, missing: sql<boolean>`${episodeTurns.state} IS NULL`, done: episodeTurns.done, templateHash: episodeTurns.templateHash, tallies: episodeTurns.stopTallies })
+      .from(episodeTurns)
+      .where(and(eq(episodeTurns.episodeId, episodeId), eq(episodeTurns.turn, turn)));
+    if (!row) return undefined;
+    return { state: row.state, stateStored: !row.missing, done: row.done, templateHash: row.templateHash, tallies: row.tallies };
+  }
+
+  async commitStep(w: StepWrite): Promise<boolean> {
+    const stateJson = w.stateJson ?? JSON.stringify(w.state ?? null);
+    const tallies = w.tallies === null ? null : JSON.stringify(w.tallies);
+    let won = false;
+    try {
+      const rows = await this.query("edgegym_commit_step", COMMIT_STEP, [
+        w.turn,
+        stateJson,
+        w.status,
+        pgText(w.stopReason),
+        w.truncated,
+        pgText(w.error),
+        w.now,
+        w.expiresAt,
+        w.addedBytes,
+        w.templateHash,
+        w.templateChanges === null ? null : JSON.stringify(w.templateChanges),
+        tallies,
+        w.id,
+        w.expectedTurn,
+        w.maxEpisodeBytes,
+        w.messageJson ?? JSON.stringify(w.message),
+        w.reply,
+        w.status === "done",
+        w.sampled == null ? null : JSON.stringify(w.sampled),
+      ]);
+      won = rows.length === 1;
+    } finally {
+      if (won && w.before) {
+        const b = w.before;
+        this.keepHead(
+          {
+            ...b,
+            turn: w.turn,
+            state: w.state,
+            status: w.status,
+            stopReason: w.stopReason,
+            truncated: w.truncated,
+            error: w.error,
+            updatedAt: w.now,
+            expiresAt: w.expiresAt,
+            storedBytes: b.storedBytes + w.addedBytes,
+            templateHash: w.templateHash,
+            templateChanges: (w.templateChanges as StepRow["templateChanges"] | null) ?? b.templateChanges,
+            stopTallies: w.tallies,
+          },
+          stateJson,
+        );
+      } else this.heads.delete(w.id);
+    }
+    return won;
+  }
+
+  async usage(tenant: string, now: number): Promise<TenantUsage> {
+    const [row] = await this.db
+      .select({
+        open: sql<string>`coalesce(sum(case when ${episodes.status} = 'active' then 1 else 0 end), 0)`,
+        bytes: sql<string>`coalesce(sum(${episodes.storedBytes}), 0)`,
+      })
+      .from(episodes)
+      .where(and(eq(episodes.tenant, tenant), gt(episodes.expiresAt, now), inArray(episodes.status, ["active", "done", "closed"])));
+    // sum() is numeric in PostgreSQL: node-postgres hands it over as a string.
+    return { openEpisodes: Number(row?.open ?? 0), storedBytes: Number(row?.bytes ?? 0) };
+  }
+
+  async saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void> {
+    this.heads.delete(id);
+    await this.db
+      .update(episodes)
+      .set({
+        score,
+        scoredAt: now,
+        updatedAt: now,
+        expiresAt,
+        status: sql`CASE WHEN ${episodes.status} = 'active' THEN 'done' ELSE ${episodes.status} END`,
+        stopReason: sql`COALESCE(${episodes.stopReason}, 'scored')`,
+      })
+      .where(and(eq(episodes.id, id), isNull(episodes.score)));
+  }
+
+  async replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean> {
+    this.heads.delete(id);
+    const rows = await this.db
+      .update(episodes)
+      .set({
+        score,
+        scoredAt: now,
+        updatedAt: now,
+        expiresAt,
+        status: sql`CASE WHEN ${episodes.status} = 'active' THEN 'done' ELSE ${episodes.status} END`,
+        stopReason: sql`COALESCE(${episodes.stopReason}, 'scored')`,
+      })
+      .where(and(eq(episodes.id, id), eq(episodes.turn, expectedTurn), inArray(episodes.status, ["active", "done", "closed"])))
+      .returning({ id: episodes.id });
+    return rows.length === 1;
+  }
+
+  async close(id: string, now: number): Promise<void> {
+    this.heads.delete(id);
+    await this.db
+      .update(episodes)
+      .set({ status: "closed", updatedAt: now })
+      .where(and(eq(episodes.id, id), inArray(episodes.status, ["active", "done"])));
+  }
+
+  /**
+   * The SQLite store's reaper (see there for what it keeps and why), in one transaction
+   * per batch of episodes. One process reaps at a time (a transaction-scoped advisory
+   * lock; the others skip their pass), and rows a step holds are skipped (SKIP LOCKED) for
+   * the next pass, so the reaper never waits on, or deadlocks with, a step.
+   */
+  async reapExpired(now: number): Promise<{ expired: number; deleted: number }> {
+    let expired = 0;
+    let deleted = 0;
+    // Bounded: each pass handles up to REAP_BATCH rows, at most 100 passes per call.
+    for (let pass = 0; pass < 100; pass++) {
+      const done = await this.db.transaction(async (tx) => {
+        const lock = await tx.execute<{ got: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${REAP_LOCK}) AS got`);
+        if (!lock.rows[0]?.got) return { expired: 0, deleted: 0, more: false };
+        const gone = await tx.execute<{ id: string }>(sql`
+          UPDATE episodes SET status = 'expired', state = NULL, metadata = '{}', stored_bytes = 0, updated_at = ${now}
+          WHERE id IN (SELECT id FROM episodes WHERE expires_at < ${now} AND status IN ('active', 'done', 'closed') ORDER BY id LIMIT ${REAP_BATCH} FOR UPDATE SKIP LOCKED)
+          RETURNING id`);
+        const expiredIds = gone.rows.map((r) => r.id);
+        for (const id of expiredIds) this.heads.delete(id);
+        if (expiredIds.length > 0) {
+          // The turns of the episodes just expired and of the ancestors they held, that no live episode needs.
+          await tx.execute(sql`
+            WITH candidates AS (
+              SELECT unnest(${sql.param(expiredIds)}::text[]) AS id
+              UNION SELECT DISTINCT l.ancestor_id FROM episode_lineage l WHERE l.episode_id = ANY(${sql.param(expiredIds)}::text[]))
+            DELETE FROM episode_turns t USING candidates c
+            WHERE t.episode_id = c.id
+              AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = t.episode_id AND e.status <> 'expired')
+              AND NOT EXISTS (SELECT 1 FROM episode_lineage l JOIN episodes d ON d.id = l.episode_id
+                    WHERE l.ancestor_id = t.episode_id AND l.to_turn >= t.turn AND d.status <> 'expired')`);
+        }
+        const removed = await tx.execute<{ id: string }>(sql`
+          DELETE FROM episodes WHERE id IN (SELECT id FROM episodes WHERE status = 'expired' AND expires_at < ${now - TOMBSTONE_MS} ORDER BY id LIMIT ${REAP_BATCH} FOR UPDATE SKIP LOCKED)
+          RETURNING id`);
+        const removedIds = removed.rows.map((r) => r.id);
+        // An expired fork's lineage no longer holds anything; the tombstone's own turns stay while a live fork holds them.
+        if (removedIds.length > 0) await tx.execute(sql`DELETE FROM episode_lineage WHERE episode_id = ANY(${sql.param(removedIds)}::text[])`);
+        return { expired: expiredIds.length, deleted: removedIds.length, more: expiredIds.length === REAP_BATCH || removedIds.length === REAP_BATCH };
+      });
+      expired += done.expired;
+      deleted += done.deleted;
+      if (!done.more) break;
+    }
+    return { expired, deleted };
+  }
+}
