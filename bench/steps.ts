@@ -6,8 +6,12 @@
  * It also reports the CPU the server and this load generator used (from /proc, on
  * Linux), and, when `wrk` is installed, GET /health through wrk: the undici client
  * can be the slower side on /health, and the output says so when it is.
+ * The same episodes are also played over the session socket `/v1/ws` (one socket per
+ * level carrying every episode, frames matched by id), with the server's CPU per step
+ * beside the HTTP row, so both transports are read off one run (BENCH_WS=0 skips it).
  *
  *   BENCH_SECONDS=5 BENCH_LEVELS=1,16,64,256 BENCH_WORKERS=1 BENCH_WARMUP=2 npm run bench
+ *   BENCH_SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" npm run bench   # profile the server
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
@@ -15,6 +19,7 @@ import { join } from "node:path";
 import { Pool } from "undici";
 import { REPO_ROOT, startNodeServer } from "../test/support/node-server.js";
 import { ownCpuSeconds, processTreeCpuSeconds } from "./support/process-cpu.js";
+import { SessionSocket, socketEpisodes } from "./support/session-socket.js";
 import { runWrk, wrkAvailable, type WrkResult } from "./support/wrk.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -23,6 +28,9 @@ const WORKERS = process.env.BENCH_WORKERS ?? "1";
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 2);
 /** Below this share of a core the server was not the only thing setting the pace. */
 const BUSY = 0.85;
+const WS = process.env.BENCH_WS !== "0";
+const STEP_MESSAGE = { role: "assistant", content: "one two three four five" } as const;
+
 
 interface Result {
   count: number;
@@ -81,11 +89,15 @@ function measureWrk(serverPid: number, url: string, concurrency: number): (WrkRe
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "edgegym-bench-"));
-  const server = await startNodeServer({ db: join(dir, "bench.db"), args: ["--env", join(REPO_ROOT, "bench/echo-env.js"), "--workers", WORKERS] });
+  const server = await startNodeServer({ db: join(dir, "bench.db"), args: ["--env", join(REPO_ROOT, "bench/echo-env.js"), "--workers", WORKERS],
+    // Node options for the server alone (e.g. --cpu-prof: the profile is written when the bench stops it).
+    ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { env: { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } } : {}),
+  });
   const pid = server.process.pid as number;
   const withWrk = wrkAvailable();
   const rows: string[] = [];
   const cpuRows: string[] = [];
+  const wsRows: string[] = [];
   const notes: string[] = [];
   const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 0) : "-");
   const pct = (n: number) => (Number.isFinite(n) ? `${(100 * n).toFixed(0)}%` : "-");
@@ -124,7 +136,7 @@ async function main(): Promise<void> {
           let done = false;
           while (!done && performance.now() < until) {
             const t = performance.now();
-            const res = await call("POST", `/v1/episodes/${id}/step`, { turn, message: { role: "assistant", content: "one two three four five" } });
+            const res = await call("POST", `/v1/episodes/${id}/step`, { turn, message: STEP_MESSAGE });
             if (res.status !== 200) {
               errors++;
               break;
@@ -138,17 +150,30 @@ async function main(): Promise<void> {
         return errors;
       };
 
+      // The same episodes over the session socket: one socket for the level, frames tagged by id.
+      const socket = WS ? await SessionSocket.open(server.url) : null;
+      const wsWorker: Worker = (record, until) => (socket ? socketEpisodes(socket, until, record) : Promise.resolve(0));
+
       if (warmup) {
         // JIT warm-up, so the first level is not measured on cold code.
         await measure(pid, concurrency, WARMUP_SECONDS, stepWorker);
+        if (socket) await measure(pid, concurrency, WARMUP_SECONDS, wsWorker);
         await measure(pid, concurrency, WARMUP_SECONDS / 2, healthWorker);
         await pool.close();
+        await socket?.close();
         continue;
       }
       const health = await measure(pid, concurrency, SECONDS, healthWorker);
       const wrk = withWrk ? measureWrk(pid, server.url, concurrency) : null;
       const steps = await measure(pid, concurrency, SECONDS, stepWorker);
       await pool.close();
+      const wsSteps = socket ? await measure(pid, concurrency, SECONDS, wsWorker) : null;
+      await socket?.close();
+      if (wsSteps) {
+        wsRows.push(
+          `| ${concurrency} | ${fmt(steps.perSecond)} | ${fmt(steps.p50)} / ${fmt(steps.p99)} | ${fmt(steps.serverCpuUs)} | ${fmt(wsSteps.perSecond)} | ${fmt(wsSteps.p50)} / ${fmt(wsSteps.p99)} | ${pct(wsSteps.serverBusy)} / ${pct(wsSteps.clientBusy)} | ${fmt(wsSteps.serverCpuUs)} | ${(wsSteps.serverCpuUs / steps.serverCpuUs).toFixed(2)}× | ${wsSteps.errors} |`,
+        );
+      }
 
       rows.push(
         `| ${concurrency} | ${fmt(health.perSecond)} | ${fmt(health.p50)} / ${fmt(health.p99)} | ${fmt(steps.perSecond)} | ${fmt(steps.p50)} / ${fmt(steps.p99)} | ${((100 * steps.perSecond) / health.perSecond).toFixed(0)}% | ${health.errors + steps.errors} |`,
@@ -166,7 +191,9 @@ async function main(): Promise<void> {
       if (steps.serverBusy < BUSY) {
         notes.push(`At ${concurrency}: the server was ${pct(steps.serverBusy)} busy during steps (generator ${pct(steps.clientBusy)}): the rest of the cores went to other processes.`);
       }
-      console.error(`concurrency ${concurrency}: health ${fmt(health.perSecond)}/s${wrk ? ` (wrk ${fmt(wrk.perSecond)}/s)` : ""}, steps ${fmt(steps.perSecond)}/s`);
+      console.error(
+        `concurrency ${concurrency}: health ${fmt(health.perSecond)}/s${wrk ? ` (wrk ${fmt(wrk.perSecond)}/s)` : ""}, steps ${fmt(steps.perSecond)}/s at ${fmt(steps.serverCpuUs)} µs${wsSteps ? `, /v1/ws steps ${fmt(wsSteps.perSecond)}/s at ${fmt(wsSteps.serverCpuUs)} µs` : ""}`,
+      );
     }
   } finally {
     await server.stop();
@@ -182,6 +209,12 @@ async function main(): Promise<void> {
   console.log("| concurrent episodes | /health: server / generator busy | server µs per /health | /health with wrk: req/s (p50 / p99 ms) | under wrk: server busy, µs per /health | steps: server / generator busy | server µs per step | steps ÷ wrk /health |");
   console.log("|---|---|---|---|---|---|---|---|");
   for (const row of cpuRows) console.log(row);
+  if (wsRows.length) {
+    console.log("\nPersisted steps over HTTP and over the session socket /v1/ws (one socket per level carrying every episode), same server; server CPU per step in µs.\n");
+    console.log("| concurrent episodes | HTTP steps/s | HTTP p50 / p99 ms | HTTP server µs per step | /v1/ws steps/s | /v1/ws p50 / p99 ms | /v1/ws: server / generator busy | /v1/ws server µs per step | /v1/ws ÷ HTTP server CPU | /v1/ws errors |");
+    console.log("|---|---|---|---|---|---|---|---|---|---|");
+    for (const row of wsRows) console.log(row);
+  }
   if (!withWrk) notes.push("wrk is not installed (Debian: apt-get install wrk), so /health was only measured with this process's undici client.");
   if (notes.length) console.log(`\n${notes.map((n) => `- ${n}`).join("\n")}`);
 }

@@ -31,8 +31,9 @@ import { canSee, type Tenant } from "./tenants/keys.js";
 import { EpisodeQuotas } from "./tenants/episode-quotas.js";
 import { utf8Length } from "./tenants/quotas.js";
 import type { EpisodeStorage } from "./db/stores.js";
+import { isoTime } from "./iso-time.js";
 
-const iso = (ms: number): string => new Date(ms).toISOString();
+const iso = isoTime;
 
 export function newEpisodeId(): string {
   return `ep_${crypto.randomUUID().replaceAll("-", "")}`;

@@ -8,6 +8,7 @@ import type { ServerConfig } from "../context.js";
 import { openNodeDatabase, type SqliteSynchronous } from "../db/node-sqlite.js";
 import { isPostgresUrl } from "../db/pg/url.js";
 import { sqliteStores, type Stores } from "../db/stores.js";
+import { coalesceFrameWrites } from "./coalesce-frame-writes.js";
 import { consoleFilesOnDisk } from "./console-files.js";
 
 export interface NodeServerOptions {
@@ -53,6 +54,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
   const { app, store, evals, config } = createApp({ stores: database.stores, registry, config: options.config ?? {}, upgradeWebSocket, assets: consoleFilesOnDisk() });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
+  coalesceFrameWrites(sockets);
 
   const reap = async (): Promise<void> => {
     try {

@@ -4,6 +4,7 @@ these, so the two can never drift apart."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, Generic, Iterable, TypeVar
@@ -36,8 +37,13 @@ class Call(Generic[T]):
     socket: dict[str, Any] | None = None
 
 
+#: A path segment that needs no quoting (every id the server makes): checked before ``quote``,
+#: which is most of the cost of building a step call that then goes over the socket.
+_PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9_.~-]+")
+
+
 def _seg(value: str) -> str:
-    return quote(value, safe="")
+    return value if _PLAIN_SEGMENT.fullmatch(value) else quote(value, safe="")
 
 
 def envs() -> Call[m.EnvList]:
