@@ -4,9 +4,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
 import { browserOrSkip, launchChromium } from "./support/browser.js";
+import { auditPage, consolePages, ensureConsoleBuilt, sidewaysOverflow, tabTo } from "./support/console-page.js";
 import { runCli } from "./support/cli-process.js";
 import { startLlamaServer, type LlamaServer } from "./support/llama.js";
 
@@ -32,19 +33,11 @@ const vf03Ready = existsSync(resolve("trainer-adapter/.venv-vf03/.edgegym-instal
 const shots = process.env.EDGEGYM_SCREENSHOTS ? resolve(process.env.EDGEGYM_SCREENSHOTS) : mkdtempSync(join(tmpdir(), "edgegym-shots-"));
 mkdirSync(shots, { recursive: true });
 
-/** The console's bundle, built as `npm run build` does when this test runs alone. */
-function ensureConsoleBuilt(): void {
-  if (existsSync(resolve("dist/console/ui/index.html")) && existsSync(resolve("dist/console/docs/init.js"))) return;
-  execFileSync(process.execPath, [resolve("node_modules/vite/bin/vite.js"), "build", "--config", "console/vite.config.ts"], { stdio: "inherit" });
-}
-
 describe.skipIf(!browserReady)("web console in Chromium", () => {
   let server: RunningServer;
   let llama: LlamaServer | undefined;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  let outside: string[] = [];
-  let pageErrors: string[] = [];
+  const pages = consolePages(() => browser);
   const scratch = mkdtempSync(join(tmpdir(), "edgegym-console-"));
 
   beforeAll(async () => {
@@ -60,29 +53,10 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
     llama?.stop();
     rmSync(scratch, { recursive: true, force: true });
   });
-  afterEach(async () => {
-    while (contexts.length) await contexts.pop()?.close();
-    expect(outside, "requests to anywhere but the server").toEqual([]);
-    expect(pageErrors, "errors thrown in the page").toEqual([]);
-    outside = [];
-    pageErrors = [];
-  });
+  // Every request off the server is blocked and recorded, as is every error in a page: both must be empty.
+  afterEach(() => pages.check());
 
-  /** A fresh browser context whose every request off `origin` is blocked and recorded. */
-  async function open(path: string, origin = server.url, viewport = { width: 1280, height: 800 }): Promise<Page> {
-    const context = await browser.newContext({ viewport });
-    contexts.push(context);
-    await context.route("**/*", (route) => {
-      const url = route.request().url();
-      if (url.startsWith(`${origin}/`) || url.startsWith("data:")) return route.continue();
-      outside.push(url);
-      return route.abort();
-    });
-    const page = await context.newPage();
-    page.on("pageerror", (err) => pageErrors.push(String(err)));
-    await page.goto(`${origin}${path}`);
-    return page;
-  }
+  const open = (path: string, origin = server.url, viewport = { width: 1280, height: 800 }): Promise<Page> => pages.open(origin, path, viewport);
   const shot = (page: Page, name: string) => page.screenshot({ path: join(shots, `${name}.png`) });
 
   it("plays reverse-text to a score from the keyboard, and the copied curl replays it", async () => {
@@ -171,17 +145,30 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
     await expect.poll(() => page.getByTestId("eval-progress").textContent(), { timeout: 150_000 }).toMatch(/^completed · 6\/6 rollouts · 0 errors/);
     await page.getByRole("img", { name: /reward over 6 rollouts/ }).waitFor();
     await expect.poll(() => page.locator("[data-testid=examples] tbody tr").count()).toBe(3);
-    await page.getByRole("button", { name: /^best/ }).first().click();
+    expect(await auditPage(page), "eval job page").toEqual([]);
+    // The best rollout of the first example, opened from the keyboard.
+    await tabTo(page, page.getByRole("button", { name: /^best/ }).first());
+    await page.keyboard.press("Enter");
     await expect.poll(() => page.locator(".rollout .msg-assistant").count()).toBe(1);
     await shot(page, "eval");
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await sidewaysOverflow(page), "eval job page at 390 px").toBeLessThanOrEqual(0);
 
     const second = await createEval({ env_id: "reverse-text", num_examples: 3, rollouts_per_example: 1, max_tokens: 24, temperature: 0, max_concurrent: 2 });
     const list = await open("/ui/evals");
-    await list.getByLabel(`pick ${first}`).check();
-    await list.getByLabel(`pick ${second}`).check();
-    await list.getByRole("button", { name: "Compare the two picked" }).click();
+    expect(await auditPage(list), "evaluations").toEqual([]);
+    // Picked with Space, compared with Enter: the keyboard alone.
+    for (const id of [first, second]) {
+      await tabTo(list, list.getByLabel(`pick ${id}`));
+      await list.keyboard.press("Space");
+    }
+    await tabTo(list, list.getByRole("button", { name: "Compare the two picked" }), { back: true });
+    await list.keyboard.press("Enter");
     await expect.poll(() => list.locator("[data-testid=compare] tbody tr").count()).toBeGreaterThan(5);
+    expect(await auditPage(list), "compare").toEqual([]);
     await shot(list, "compare");
+    await list.setViewportSize({ width: 390, height: 844 });
+    expect(await sidewaysOverflow(list), "compare at 390 px").toBeLessThanOrEqual(0);
   }, 240_000);
 
   it.skipIf(!modelReady)("edgegym view serves run directories on disk: edgegym eval's and verifiers' own", async () => {
@@ -200,9 +187,12 @@ describe.skipIf(!browserReady)("web console in Chromium", () => {
       const url = (await view.waitForStdout(/listening on (http:\/\/\S+)\/ui\/evals/, 120_000))[1] as string;
       const page = await open("/ui/evals", url);
       await expect.poll(() => page.locator("tbody tr").count()).toBe(dirs.length);
-      await page.getByRole("link", { name: "run-1" }).click();
+      expect(await auditPage(page), "edgegym view: runs").toEqual([]);
+      await tabTo(page, page.getByRole("link", { name: "run-1" }));
+      await page.keyboard.press("Enter");
       await expect.poll(() => page.getByTestId("eval-progress").textContent()).toMatch(/^completed · 4\/4 rollouts/);
       await page.getByRole("img", { name: /reward over 4 rollouts/ }).waitFor();
+      expect(await auditPage(page), "edgegym view: run").toEqual([]);
       await shot(page, "view");
       if (vf03Ready) {
         await page.goto(`${url}/ui/evals/run-2`);

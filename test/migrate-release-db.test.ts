@@ -9,7 +9,7 @@ import { openNodeDatabase } from "../src/server/db/node-sqlite.js";
 import { jsonInit, readReply } from "./support/reply.js";
 
 // A database the release before episode versions made (test/fixtures/db-0.1.0/README.md):
-// opening it applies 0003_env_hash and 0004_long_horizon, and every episode in it must still read, step, score
+// opening it applies 0003_env_hash, 0004_long_horizon and 0005_fork_children, and every episode in it must still read, step, score
 // and rescore. Its episodes expire on 2026-12-01, so the clock is pinned before that.
 const FIXTURE = "test/fixtures/db-0.1.0/edgegym-0.1.0.sqlite";
 const NOW = Date.parse("2026-11-24T12:00:00Z");
@@ -21,7 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), "edgegym-migrate-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("a database made by the release before episode versions", () => {
-  it("moves forward with 0003_env_hash and 0004_long_horizon without losing an episode, and its episodes keep working", async () => {
+  it("moves forward with 0003_env_hash, 0004_long_horizon and 0005_fork_children without losing an episode, and its episodes keep working", async () => {
     const path = join(dir, "edgegym.db");
     copyFileSync(FIXTURE, path);
     const before = new Database(path, { readonly: true });
@@ -40,7 +40,7 @@ describe("a database made by the release before episode versions", () => {
       const raw = new Database(path, { readonly: true });
       expect(raw.prepare("SELECT id, env_id, env_version, status, turn, score FROM episodes ORDER BY id").all()).toEqual(rowsBefore);
       expect(raw.prepare("SELECT count(*) AS n FROM episodes WHERE env_hash IS NULL").get()).toEqual({ n: 3 });
-      expect((raw.prepare("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n).toBe(migrationsBefore + 2);
+      expect((raw.prepare("SELECT count(*) AS n FROM __drizzle_migrations").get() as { n: number }).n).toBe(migrationsBefore + 3);
       raw.close();
 
       for (const [id, messages] of transcripts) expect((await call("GET", `/v1/episodes/${id}`)).json.messages).toEqual(messages);

@@ -1,5 +1,5 @@
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { apiKey, onUnauthorized, setApiKey } from "./api.js";
 import { href, onLinkClick, useLocation } from "./router.js";
 import { EnvDetail, EnvList } from "./pages/envs.js";
@@ -9,19 +9,26 @@ import { EvalCompare, EvalJobPage, EvalList } from "./pages/evals.js";
 import "./style.css";
 
 /** Asked for when the server answers 401; kept in sessionStorage only (gone with the tab). */
-function KeyForm({ onDone }: { onDone: () => void }) {
+function KeyForm({ onDone, onDismiss }: { onDone: () => void; onDismiss: () => void }) {
   const [key, setKey] = useState("");
+  const input = useRef<HTMLInputElement>(null);
+  // The form appears in answer to a 401: the keyboard goes to it rather than staying where it was.
+  useEffect(() => input.current?.focus(), []);
   return (
     <form
       class="keyform"
+      aria-label="API key"
       onSubmit={(e) => {
         e.preventDefault();
         setApiKey(key.trim() || null);
         onDone();
       }}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") onDismiss();
+      }}
     >
       <label for="api-key">This server needs an API key</label>
-      <input id="api-key" type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+      <input ref={input} id="api-key" type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
       <button type="submit">Use key</button>
       <small class="muted">Kept in this tab's session storage only; sent as a Bearer header.</small>
     </form>
@@ -46,6 +53,14 @@ function App() {
   const [askKey, setAskKey] = useState(false);
   const [epoch, setEpoch] = useState(0);
   useEffect(() => onUnauthorized(() => setAskKey(true)), []);
+  const main = useRef<HTMLElement>(null);
+  const first = useRef(true);
+  // After a navigation inside the console the old page's focused link is gone: the keyboard
+  // starts again at the top of the new page's content (as a full page load would put it).
+  useEffect(() => {
+    if (first.current) first.current = false;
+    else main.current?.focus({ preventScroll: true });
+  }, [path, query.toString()]);
   const section = path.split("/")[1] || "envs";
   const nav = [
     ["envs", "/", "Environments"],
@@ -84,10 +99,15 @@ function App() {
           onDone={() => {
             setAskKey(false);
             setEpoch((e) => e + 1);
+            main.current?.focus();
+          }}
+          onDismiss={() => {
+            setAskKey(false);
+            main.current?.focus();
           }}
         />
       ) : null}
-      <main id="main" key={`${path}|${epoch}`}>
+      <main id="main" ref={main} tabIndex={-1} key={`${path}|${epoch}`}>
         <Page path={path} query={query} />
       </main>
     </div>

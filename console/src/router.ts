@@ -34,6 +34,8 @@ export function onLinkClick(e: MouseEvent): void {
   if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || a.target) return;
   const url = new URL(a.href, location.href);
   if (url.origin !== location.origin || !url.pathname.startsWith(`${BASE}/`)) return;
+  // An in-page link (the skip link's #main) is the browser's to follow: routing it would drop the hash.
+  if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
   e.preventDefault();
   navigate(url.pathname.slice(BASE.length) + url.search);
 }

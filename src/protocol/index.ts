@@ -6,3 +6,4 @@ export * from "./episodes.js";
 export * from "./scoring.js";
 export * from "./evals.js";
 export * from "./rescore.js";
+export * from "./episode-forks.js";

@@ -5,6 +5,8 @@ import type {
   Episode,
   EpisodeQuery,
   EpisodeTurn,
+  ForkList,
+  ForkListQuery,
   ForkRequest,
   ForkResponse,
   ResetRequest,
@@ -21,6 +23,7 @@ import type { StepRow, TurnRecord } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { assertEnvVersion } from "./env-version.js";
+import { listForks } from "./episode-forks.js";
 import { ApiError } from "./errors.js";
 import { resolvedEnv } from "./resolve-env.js";
 import { forkLineage, MAX_FORK_DEPTH, turnOwner, turnSegments, type TranscriptOwner } from "./lineage.js";
@@ -457,6 +460,11 @@ export class EpisodeService {
     const raced = await earlier();
     if (raced) return raced;
     throw new Error(`fork of ${parent.id}: ${inserted.length} of ${n} episodes inserted`);
+  }
+
+  /** A page of the episodes forked from this one (episode-forks.ts). */
+  async forks(viewer: Tenant, id: string, query: ForkListQuery): Promise<ForkList> {
+    return listForks(this.store, viewer, id, query, this.clock());
   }
 
   /** Scores once; later calls return the stored score. Scoring an active episode ends it. */

@@ -138,6 +138,45 @@ export function describeLongHorizonConformance(options: ConformanceOptions): voi
       expect(score.json.score.metrics.turns).toBe(2);
     });
 
+    it("lists an episode's forks page by page: fork turn, status, reward; not its grandchildren", async () => {
+      const { id, messages: opening } = await ttt(404);
+      await play(id, opening, 1);
+      const made: string[] = [];
+      for (const body of [{ turn: 1, n: 3 }, { turn: 0, n: 2 }]) {
+        const fork = await call("POST", `/v1/episodes/${id}/fork`, body);
+        expect(fork.status, fork.text).toBe(201);
+        made.push(...fork.json.episodes.map((e: { episode_id: string }) => e.episode_id));
+      }
+      const scored = made[0] as string;
+      expect((await call("POST", `/v1/episodes/${scored}/score`)).status).toBe(200);
+      const grandchild = (await call("POST", `/v1/episodes/${made[1]}/fork`, {})).json.episodes[0].episode_id as string;
+
+      const forks: { episode_id: string; fork_turn: number; turn: number; status: string; reward: number | null }[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: HttpReply = await call("GET", `/v1/episodes/${id}/forks?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+        expect(page.status, page.text).toBe(200);
+        expect(page.json.episode_id).toBe(id);
+        expect(page.json.forks.length).toBeLessThanOrEqual(2);
+        forks.push(...page.json.forks);
+        cursor = page.json.next_cursor;
+        pages++;
+      } while (cursor !== null && pages < 10);
+      expect(pages).toBe(3);
+      expect(forks.map((f) => f.episode_id).sort()).toEqual([...made].sort());
+      expect(forks.map((f) => f.fork_turn).sort()).toEqual([0, 0, 1, 1, 1]);
+      expect(forks.find((f) => f.episode_id === scored)).toMatchObject({ fork_turn: 1, turn: 1, status: "done", reward: expect.any(Number) });
+      expect(forks.filter((f) => f.episode_id !== scored).every((f) => f.status === "active" && f.reward === null)).toBe(true);
+      const ofChild = (await call("GET", `/v1/episodes/${made[1]}/forks`)).json;
+      expect([ofChild.forks.map((f: { episode_id: string }) => f.episode_id), ofChild.next_cursor]).toEqual([[grandchild], null]);
+
+      expectError(await call("GET", "/v1/episodes/ep_nope/forks"), "episode_not_found");
+      expectError(await call("GET", `/v1/episodes/${id}/forks?limit=0`), "invalid_request");
+      expectError(await call("GET", `/v1/episodes/${id}/forks?limit=201`), "invalid_request");
+      expectError(await call("GET", `/v1/episodes/${id}/forks?cursor=bm90LWEtY3Vyc29y`), "invalid_request");
+    });
+
     it("makes a fork idempotent with an Idempotency-Key and bounds what a fork may ask", async () => {
       const { id, messages: opening } = await ttt(303);
       await play(id, opening, 1);

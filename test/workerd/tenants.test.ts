@@ -44,6 +44,25 @@ describe("tenants over D1", () => {
     expect((await call("sk-alice", "POST", `/v1/episodes/${id}/score`)).status).toBe(200);
   });
 
+  it("lists forks over D1 with migration 0005's index: another tenant's episode is 404 and its forks never listed", async () => {
+    const applied = await env.DB.prepare("SELECT name FROM d1_migrations ORDER BY id").all<{ name: string }>();
+    expect(applied.results.map((r) => r.name)).toContain("0005_fork_children.sql");
+    const id = (await call("sk-alice", "POST", "/v1/envs/tic-tac-toe/episodes", { seed: 5 })).json.episode_id as string;
+    const forks = (await call("sk-alice", "POST", `/v1/episodes/${id}/fork`, { n: 3 })).json.episodes.map((e: { episode_id: string }) => e.episode_id) as string[];
+    const unknown = "ep_00000000000000000000000000000000";
+    const theirs = await call("sk-bob", "GET", `/v1/episodes/${id}/forks`);
+    expect(same404(theirs, id)).toEqual(same404(await call("sk-bob", "GET", `/v1/episodes/${unknown}/forks`), unknown));
+    expect([theirs.status, theirs.json.error.code]).toEqual([404, "episode_not_found"]);
+    const first = await call("sk-alice", "GET", `/v1/episodes/${id}/forks?limit=2`);
+    const second = await call("sk-alice", "GET", `/v1/episodes/${id}/forks?limit=2&cursor=${first.json.next_cursor}`);
+    expect([...first.json.forks, ...second.json.forks].map((f: { episode_id: string }) => f.episode_id).sort()).toEqual([...forks].sort());
+    expect(second.json.next_cursor).toBeNull();
+    expect((await call("sk-ops", "GET", `/v1/episodes/${id}/forks`)).json.forks).toHaveLength(3);
+    // The query reads a range of the index on D1's SQLite too.
+    const plan = await env.DB.prepare("EXPLAIN QUERY PLAN SELECT id FROM episodes WHERE parent_id = ? AND tenant = ? ORDER BY created_at, id LIMIT 3").bind(id, "alice").all<{ detail: string }>();
+    expect(plan.results.map((r) => r.detail).join("\n")).toMatch(/USING INDEX episodes_parent/);
+  });
+
   it("answers another tenant's eval job as an unknown id on every route and lists only one's own", async () => {
     // Jobs do not run on a Worker; rows written as a Node server sharing the database would.
     const request = JSON.stringify({ env_id: "reverse-text", model: "m", num_examples: 1, rollouts_per_example: 1, max_concurrent: 1, split: "eval" });

@@ -255,6 +255,21 @@ def test_paging_forks_and_sampled_tokens(server):
         assert fa.messages[: len(full.messages)] == full.messages and fa.template_changes == []
         assert gym.episode(ep.episode_id).turn == 2  # the parent is unchanged
 
+        # The parent lists its forks, a page at a time; b scored itself by finishing (done, reward set on score).
+        gym.score(b)
+        first = gym.forks(ep.episode_id, limit=1)
+        second = gym.forks(ep.episode_id, limit=1, cursor=first.next_cursor)
+        assert first.next_cursor is not None and second.next_cursor is None
+        listed = {f.episode_id: f for f in first.forks + second.forks}
+        assert set(listed) == {a, b} and all(f.fork_turn == 1 for f in listed.values())
+        assert listed[b].status == "done" and listed[b].reward is not None and listed[a].reward is None
+        assert gym.forks(a).forks == [] and gym.forks(a).next_cursor is None
+        with pytest.raises(ValueError):
+            gym.forks(a, limit=201)
+        with pytest.raises(EdgegymError) as err:
+            gym.forks("ep_none")
+        assert (err.value.status, err.value.code) == (404, "episode_not_found")
+
         with pytest.raises(EdgegymError) as err:
             gym.fork(ep.episode_id, turn=9)
         assert (err.value.status, err.value.code) == (409, "turn_conflict")
@@ -278,10 +293,12 @@ def test_async_paging_and_forks(server):
             again = await gym.fork(ep.episode_id, n=2, idempotency_key="async-k")
             pages = [p async for p in gym.episode_pages(forked.episodes[0].episode_id, page_turns=1)]
             page = await gym.episode(ep.episode_id, from_turn=1, limit=1)
-            return forked, again, pages, page
+            listed = await gym.forks(ep.episode_id)
+            return forked, again, pages, page, listed
 
-    forked, again, pages, page = asyncio.run(main())
+    forked, again, pages, page, listed = asyncio.run(main())
     assert forked.turn == 1 and [e.episode_id for e in forked.episodes] == [e.episode_id for e in again.episodes]
+    assert sorted(f.episode_id for f in listed.forks) == sorted(e.episode_id for e in forked.episodes) and listed.next_cursor is None
     assert [p.from_turn for p in pages] == [0, 1] and pages[1].turns[0].sampled.token_ids == [3]
     assert page.turns[0].sampled.template_hash == "h1"
 

@@ -30,6 +30,7 @@ export function Composer({ tools, disabled, onSend }: { tools: readonly ToolDefi
   const [sending, setSending] = useState(false);
 
   const send = async (): Promise<void> => {
+    if (disabled || sending) return;
     const toolCalls = [];
     for (const [i, call] of calls.entries()) {
       try {
@@ -65,7 +66,8 @@ export function Composer({ tools, disabled, onSend }: { tools: readonly ToolDefi
         id="assistant-content"
         rows={4}
         value={content}
-        disabled={disabled}
+        // Read-only, not disabled, while a step is in flight: a disabled field would drop the keyboard focus.
+        readOnly={disabled}
         placeholder="What the model says, e.g. <answer>…</answer>"
         onInput={(e) => setContent(e.currentTarget.value)}
         onKeyDown={(e) => {
@@ -116,7 +118,7 @@ export function Composer({ tools, disabled, onSend }: { tools: readonly ToolDefi
             </button>
           </>
         ) : null}
-        <button type="submit" disabled={disabled || sending}>
+        <button type="submit" aria-disabled={disabled || sending}>
           Send
         </button>
         <small class="muted">Ctrl+Enter sends</small>

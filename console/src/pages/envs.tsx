@@ -1,15 +1,15 @@
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import type { EnvInfo, EnvList as EnvListBody, ExamplePage, Split } from "../../../src/protocol/index.js";
 import { api } from "../api.js";
 import { ArgsForm, type JsonSchema } from "../components/args-form.js";
 import { Transcript } from "../components/transcript.js";
 import { href, navigate } from "../router.js";
 import { useLoad } from "../use-load.js";
+import { PageState } from "../components/page-state.js";
 
 export function EnvList() {
   const [envs] = useLoad(() => api<EnvListBody>("GET", "/v1/envs"), "envs");
-  if (envs.state === "loading") return <p aria-busy="true">Loading environments…</p>;
-  if (envs.state === "error") return <p class="error">{envs.error}</p>;
+  if (envs.state !== "ok") return <PageState title="Environments" error={envs.state === "error" ? envs.error : null} busy="Loading environments…" />;
   return (
     <>
       <h1>Environments</h1>
@@ -35,11 +35,16 @@ function Examples({ env, split }: { env: EnvInfo; split: Split }) {
   const [offset, setOffset] = useState(0);
   const limit = 5;
   const [page] = useLoad(() => api<ExamplePage>("GET", `/v1/envs/${encodeURIComponent(env.id)}/examples?split=${split}&offset=${offset}&limit=${limit}`), `${split}|${offset}`);
-  if (page.state === "loading") return <p aria-busy="true">Loading examples…</p>;
+  // The page before stays on screen while the next one loads, so the pager (and the keyboard focus on it) stays put.
+  const shown = useRef<ExamplePage | null>(null);
+  if (page.state === "ok") shown.current = page.value;
   if (page.state === "error") return <p class="error">{page.error}</p>;
-  const { examples, total } = page.value;
+  if (!shown.current) return <p aria-busy="true">Loading examples…</p>;
+  const { examples, total } = shown.current;
+  // aria-disabled rather than disabled on the pager: paging to the end must not drop the keyboard focus.
+  const atEnd = examples.length < limit || (total !== null && offset + limit >= total);
   return (
-    <div>
+    <div aria-busy={page.state === "loading"}>
       {examples.map((ex) => (
         <details key={ex.index} class="example">
           <summary>
@@ -51,13 +56,13 @@ function Examples({ env, split }: { env: EnvInfo; split: Split }) {
         </details>
       ))}
       <div class="row">
-        <button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - limit))}>
+        <button aria-disabled={offset === 0} onClick={() => offset > 0 && setOffset(Math.max(0, offset - limit))}>
           Previous
         </button>
         <span class="muted">
           {offset + 1}–{offset + examples.length} of {total ?? "∞ (procedural: index = seed)"}
         </span>
-        <button disabled={examples.length < limit || (total !== null && offset + limit >= total)} onClick={() => setOffset(offset + limit)}>
+        <button aria-disabled={atEnd} onClick={() => !atEnd && setOffset(offset + limit)}>
           Next
         </button>
       </div>
@@ -116,8 +121,7 @@ export function StartForm({ env }: { env: EnvInfo }) {
 export function EnvDetail({ envId }: { envId: string }) {
   const [env] = useLoad(() => api<EnvInfo>("GET", `/v1/envs/${encodeURIComponent(envId)}`), envId);
   const [split, setSplit] = useState<Split>("train");
-  if (env.state === "loading") return <p aria-busy="true">Loading {envId}…</p>;
-  if (env.state === "error") return <p class="error">{env.error}</p>;
+  if (env.state !== "ok") return <PageState title={envId} error={env.state === "error" ? env.error : null} busy={`Loading ${envId}…`} />;
   const e = env.value;
   return (
     <>

@@ -1,10 +1,12 @@
 import { useState } from "preact/hooks";
 import type { Episode } from "../../../src/protocol/index.js";
 import { api } from "../api.js";
+import { ForkChildren } from "../components/forks.js";
 import { ScoreView } from "../components/score.js";
 import { Transcript } from "../components/transcript.js";
 import { href, navigate } from "../router.js";
 import { useLoad } from "../use-load.js";
+import { PageState } from "../components/page-state.js";
 
 export function EpisodeOpen() {
   const [id, setId] = useState("");
@@ -48,8 +50,7 @@ function turnNotes(ep: Episode): (string | undefined)[] {
 
 export function EpisodePage({ episodeId }: { episodeId: string }) {
   const [ep] = useLoad(() => api<Episode>("GET", `/v1/episodes/${encodeURIComponent(episodeId)}`), episodeId);
-  if (ep.state === "loading") return <p aria-busy="true">Loading {episodeId}…</p>;
-  if (ep.state === "error") return <p class="error" role="alert">{ep.error}</p>;
+  if (ep.state !== "ok") return <PageState title={`Episode ${episodeId}`} error={ep.state === "error" ? ep.error : null} busy={`Loading ${episodeId}…`} />;
   const e = ep.value;
   const sampled = e.turns.filter((t) => t.sampled);
   return (
@@ -66,8 +67,10 @@ export function EpisodePage({ episodeId }: { episodeId: string }) {
         started {e.created_at} · last activity {e.updated_at} ({((Date.parse(e.updated_at) - Date.parse(e.created_at)) / 1000).toFixed(2)} s after) · expires {e.expires_at}
       </p>
       {e.parent ? (
-        <p>
-          forked from <a href={href(`/episodes/${encodeURIComponent(e.parent.episode_id)}`)}>{e.parent.episode_id}</a> after turn {e.parent.turn}
+        <p data-testid="parent">
+          forked from <a href={href(`/episodes/${encodeURIComponent(e.parent.episode_id)}`)}>{e.parent.episode_id}</a> after turn <span class="num">{e.parent.turn}</span>
+          {" "}
+          <span class="muted">(turns 0–{e.parent.turn} are the parent's)</span>
         </p>
       ) : null}
       {e.error ? <p class="error">{e.error}</p> : null}
@@ -97,6 +100,7 @@ export function EpisodePage({ episodeId }: { episodeId: string }) {
           ))}
         </>
       ) : null}
+      <ForkChildren episodeId={e.episode_id} />
       {e.template_changes.length ? (
         <p class="error">
           template changed at turn{e.template_changes.length > 1 ? "s" : ""} {e.template_changes.map((t) => t.turn).join(", ")}

@@ -6,6 +6,7 @@ import { Transcript } from "../components/transcript.js";
 import { href, navigate } from "../router.js";
 import { followEval } from "../sse.js";
 import { useLoad } from "../use-load.js";
+import { PageState } from "../components/page-state.js";
 
 const evalUrl = (id: string): string => `/v1/evals/${encodeURIComponent(id)}`;
 const pct = (n: number): string => `${(n * 100).toFixed(1)}%`;
@@ -21,8 +22,7 @@ async function loadRollouts(id: string): Promise<EvalRollout[]> {
 export function EvalList() {
   const [jobs] = useLoad(() => api<EvalJobList>("GET", "/v1/evals?limit=200"), "evals");
   const [picked, setPicked] = useState<string[]>([]);
-  if (jobs.state === "loading") return <p aria-busy="true">Loading evaluations…</p>;
-  if (jobs.state === "error") return <p class="error">{jobs.error}</p>;
+  if (jobs.state !== "ok") return <PageState title="Evaluations" error={jobs.state === "error" ? jobs.error : null} busy="Loading evaluations…" />;
   const toggle = (id: string): void => setPicked(picked.includes(id) ? picked.filter((p) => p !== id) : [...picked.slice(-1), id]);
   return (
     <>
@@ -205,7 +205,7 @@ export function EvalJobPage({ evalId }: { evalId: string }) {
     return () => stop();
   }, [evalId]);
 
-  if (!job) return error ? <p class="error">{error}</p> : <p aria-busy="true">Loading {evalId}…</p>;
+  if (!job) return <PageState title={`Evaluation ${evalId}`} error={error} busy={`Loading ${evalId}…`} />;
   return (
     <>
       <h1>
@@ -227,8 +227,7 @@ export function EvalJobPage({ evalId }: { evalId: string }) {
 /** Two runs side by side: the headline figures in one table, each run's charts in its column. */
 export function EvalCompare({ a, b }: { a: string; b: string }) {
   const [jobs] = useLoad(() => Promise.all([api<EvalJob>("GET", evalUrl(a)), api<EvalJob>("GET", evalUrl(b))]), `${a}|${b}`);
-  if (jobs.state === "loading") return <p aria-busy="true">Loading…</p>;
-  if (jobs.state === "error") return <p class="error">{jobs.error}</p>;
+  if (jobs.state !== "ok") return <PageState title="Compare" error={jobs.state === "error" ? jobs.error : null} />;
   const [x, y] = jobs.value;
   const rows: [string, (j: EvalJob) => string][] = [
     ["env", (j) => `${j.env_id} v${j.env_version}`],

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { AssistantMessage, Episode, ResetRequest, ScoreResponse, StepResponse } from "../../../src/protocol/index.js";
 import { api, apiKey, errorText } from "../api.js";
 import { Composer } from "../components/composer.js";
@@ -6,6 +6,7 @@ import { ScoreView } from "../components/score.js";
 import { Transcript } from "../components/transcript.js";
 import { curlScript, pythonScript, type PlayLog } from "../snippets.js";
 import { href } from "../router.js";
+import { PageState } from "../components/page-state.js";
 
 const episodeUrl = (id: string): string => `/v1/episodes/${encodeURIComponent(id)}`;
 
@@ -42,6 +43,7 @@ export function Play({ envId, query }: { envId: string; query: URLSearchParams }
   const [score, setScore] = useState<ScoreResponse | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const scoreButton = useRef<HTMLButtonElement>(null);
 
   const reload = async (id: string): Promise<Episode> => {
     const ep = await api<Episode>("GET", episodeUrl(id));
@@ -77,7 +79,9 @@ export function Play({ envId, query }: { envId: string; query: URLSearchParams }
     setError(null);
     try {
       await api<StepResponse>("POST", `${episodeUrl(episode.episode_id)}/step`, { turn: episode.turn, message });
-      await reload(episode.episode_id);
+      const after = await reload(episode.episode_id);
+      // The composer goes once the episode ends: the keyboard moves on to what comes next, scoring it.
+      if (after.done) setTimeout(() => scoreButton.current?.focus(), 0);
       return true;
     } catch (err) {
       setError(errorText(err));
@@ -88,7 +92,7 @@ export function Play({ envId, query }: { envId: string; query: URLSearchParams }
   };
 
   const scoreIt = async (): Promise<void> => {
-    if (!episode) return;
+    if (!episode || busy) return;
     setBusy(true);
     try {
       setScore(await api<ScoreResponse>("POST", `${episodeUrl(episode.episode_id)}/score`));
@@ -99,7 +103,7 @@ export function Play({ envId, query }: { envId: string; query: URLSearchParams }
     }
   };
 
-  if (!episode) return error ? <p class="error" role="alert">{error}</p> : <p aria-busy="true">Starting {envId}…</p>;
+  if (!episode) return <PageState title={`Play ${envId}`} error={error} busy={`Starting ${envId}…`} />;
   const log = logOf(episode, score !== null);
   return (
     <>
@@ -118,7 +122,7 @@ export function Play({ envId, query }: { envId: string; query: URLSearchParams }
       ) : null}
       {!episode.done ? <Composer tools={episode.tools} disabled={busy} onSend={step} /> : null}
       <div class="row">
-        <button type="button" onClick={() => void scoreIt()} disabled={busy}>
+        <button type="button" ref={scoreButton} onClick={() => void scoreIt()} aria-disabled={busy}>
           Score
         </button>
         <CopyButton label="Copy as curl" text={curlScript(location.origin, log, apiKey() !== null)} />

@@ -108,6 +108,23 @@ export interface StepWrite {
   maxEpisodeBytes: number;
 }
 
+/** Where a page of forks starts: after this (created_at, id). */
+export interface ForkCursor {
+  createdAt: number;
+  id: string;
+}
+
+/** One fork as GET /v1/episodes/{id}/forks lists it. */
+export interface ForkChild {
+  id: string;
+  forkTurn: number;
+  turn: number;
+  status: EpisodeRow["status"];
+  reward: number | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
 /** A tenant's unexpired episodes: how many are open (active) and what all of them store. */
 export interface TenantUsage {
   openEpisodes: number;
@@ -270,6 +287,35 @@ export class EpisodeStore {
       .from(episodeLineage)
       .where(eq(episodeLineage.episodeId, id))
       .orderBy(asc(episodeLineage.toTurn));
+  }
+
+  /**
+   * Up to `limit` episodes forked from `parentId`, in (created_at, id) order after `after`:
+   * one range of the index episodes_parent. With `tenant`, only that tenant's rows are read
+   * (the filter is in the query, so another tenant's forks never leave the database).
+   */
+  async forksOf(parentId: string, tenant: string | null, limit: number, after: ForkCursor | null): Promise<ForkChild[]> {
+    return this.db
+      .select({
+        id: episodes.id,
+        forkTurn: sql<number>`coalesce(${episodes.forkTurn}, 0)`,
+        turn: episodes.turn,
+        status: episodes.status,
+        // The reward alone, cut out by SQLite: a score's components and metrics stay in the row.
+        reward: sql<number | null>`json_extract(${episodes.score}, '$.reward')`,
+        createdAt: episodes.createdAt,
+        expiresAt: episodes.expiresAt,
+      })
+      .from(episodes)
+      .where(
+        and(
+          eq(episodes.parentId, parentId),
+          tenant === null ? undefined : eq(episodes.tenant, tenant),
+          after === null ? undefined : sql`(${episodes.createdAt}, ${episodes.id}) > (${after.createdAt}, ${after.id})`,
+        ),
+      )
+      .orderBy(asc(episodes.createdAt), asc(episodes.id))
+      .limit(limit);
   }
 
   /** The turn rows of the segments, in order: one range read of the primary key per segment. */

@@ -59,6 +59,9 @@ export const episodes = sqliteTable(
     // stored_bytes, and a second index over them cost each step ~9 µs of server CPU (~4%).
     index("episodes_expiry_usage").on(t.expiresAt, t.tenant, t.status, t.storedBytes),
     index("episodes_env_status").on(t.envId, t.status),
+    // An episode's forks, a page at a time in (created_at, id) order (GET /v1/episodes/{id}/forks):
+    // a range of this index, not a scan. Only reset and fork write these columns, never a step.
+    index("episodes_parent").on(t.parentId, t.createdAt, t.id),
   ],
 );
 

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { CloseResponse, Episode, EpisodeQuery, ForkRequest, ForkResponse, ResetRequest, ResetResponse, ScoreResponse, StepRequest, StepResponse } from "../../protocol/index.js";
+import { CloseResponse, Episode, EpisodeQuery, ForkList, ForkListQuery, ForkRequest, ForkResponse, ResetRequest, ResetResponse, ScoreResponse, StepRequest, StepResponse } from "../../protocol/index.js";
 import type { AppEnv } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { EnvParams, EpisodeParams } from "./params.js";
@@ -81,6 +81,18 @@ const forkEpisode = createRoute({
   },
 });
 
+const listEpisodeForks = createRoute({
+  operationId: "listEpisodeForks",
+  method: "get",
+  path: "/v1/episodes/{episode_id}/forks",
+  tags: ["episodes"],
+  summary: "List the episodes forked from an episode",
+  description:
+    "Its direct children (each fork's `parent.episode_id` is this episode), oldest first, `limit` at a time: pass `next_cursor` back as `cursor` for the next page. Works while the episode's tombstone is kept after it expired, since forks outlive their parent.",
+  request: { params: EpisodeParams, query: ForkListQuery },
+  responses: { 200: { description: "A page of forks.", content: json(ForkList) }, ...errorResponses("episode_not_found", "invalid_request") },
+});
+
 const closeEpisode = createRoute({
   operationId: "closeEpisode",
   method: "delete",
@@ -127,6 +139,8 @@ export function registerEpisodeRoutes(app: OpenAPIHono<AppEnv>, service: Episode
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(response, 201);
   });
+
+  app.openapi(listEpisodeForks, async (c) => c.json(await service.forks(c.get("tenant"), c.req.valid("param").episode_id, c.req.valid("query")), 200));
 
   app.openapi(closeEpisode, async (c) => c.json(await service.close(c.get("tenant"), c.req.valid("param").episode_id), 200));
 

@@ -18,6 +18,8 @@ T = TypeVar("T", bound=BaseModel)
 
 #: Most turns one page of ``GET /v1/episodes/{id}`` holds (the server's ``MAX_PAGE_TURNS``).
 MAX_PAGE_TURNS = 1000
+#: Most forks one page of ``GET /v1/episodes/{id}/forks`` holds (the server's ``MAX_FORKS_PAGE``).
+MAX_FORKS_PAGE = 200
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,13 @@ def fork(
         json=body.model_dump(exclude_none=True),
         headers={"Idempotency-Key": key},
     )
+
+
+def forks(episode_id: str, limit: int | None = None, cursor: str | None = None) -> Call[m.ForkList]:
+    if limit is not None and not 1 <= limit <= MAX_FORKS_PAGE:
+        raise ValueError(f"limit must be 1..{MAX_FORKS_PAGE}, not {limit}")
+    params = {k: v for k, v in {"limit": limit, "cursor": cursor}.items() if v is not None}
+    return Call("GET", f"/v1/episodes/{_seg(episode_id)}/forks", m.ForkList, idempotent=True, params=params or None)
 
 
 def close(episode_id: str) -> Call[m.CloseResponse]:

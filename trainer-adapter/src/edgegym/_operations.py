@@ -243,6 +243,18 @@ class _Operations:
         return _calls.fork(episode_id, turn=turn, n=n, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
 
     @operation
+    def forks(self, episode_id: str, *, limit: int | None = None, cursor: str | None = None) -> _calls.Call[m.ForkList]:
+        """``GET /v1/episodes/{id}/forks``: one page of the episodes forked from this one
+        (its direct children, oldest first), each with its fork turn, current turn, status
+        and reward (None while unscored).
+
+        ``limit`` is 1–200 (server default 50). Pass the page's ``next_cursor`` as ``cursor``
+        for the next page; it is None on the last. Another tenant's episode raises
+        ``NotFoundError`` as an unknown id does.
+        """
+        return _calls.forks(episode_id, limit, cursor)
+
+    @operation
     def close_episode(self, episode_id: str) -> _calls.Call[m.CloseResponse]:
         """``DELETE /v1/episodes/{id}``: close an episode (idempotent)."""
         return _calls.close(episode_id)

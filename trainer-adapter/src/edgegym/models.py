@@ -373,6 +373,21 @@ class ForkResponse(_Response):
     tools: list[ToolDefinition]
 
 
+class EpisodeFork(_Response):
+    episode_id: str
+    fork_turn: int
+    turn: int
+    status: EpisodeStatus
+    reward: float | None
+    created_at: str
+
+
+class ForkList(_Response):
+    episode_id: str
+    forks: list[EpisodeFork]
+    next_cursor: str | None
+
+
 # --- stateless scoring ------------------------------------------------------------
 
 
@@ -691,6 +706,8 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "ForkRequest": ForkRequest,
     "ForkedEpisode": ForkedEpisode,
     "ForkResponse": ForkResponse,
+    "EpisodeFork": EpisodeFork,
+    "ForkList": ForkList,
     "Score": Score,
     "ScoreComponent": ScoreComponent,
     "CloseResponse": CloseResponse,

@@ -1,7 +1,7 @@
 import { and, asc, between, eq, getTableColumns, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { Pool } from "pg";
 import type { EpisodeStorage } from "../stores.js";
-import type { ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../episode-store.js";
+import type { ForkChild, ForkCursor, ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../episode-store.js";
 import { TOMBSTONE_MS } from "../episode-store.js";
 import type { EpisodeRow, NewEpisodeRow } from "../schema.js";
 import { StepHeadCache } from "../step-head-cache.js";
@@ -148,6 +148,32 @@ export class PgEpisodeStore implements EpisodeStorage {
       lineage.map((l) => l.toTurn),
     ]);
     return (result.rows as { id: string }[]).map((r) => r.id);
+  }
+
+  /** Up to `limit` forks of `parentId` after `after`, in (created_at, id) order: a range of episodes_parent, the tenant in the query. */
+  async forksOf(parentId: string, tenant: string | null, limit: number, after: ForkCursor | null): Promise<ForkChild[]> {
+    const rows = await this.db
+      .select({
+        id: episodes.id,
+        forkTurn: sql<number>`coalesce(${episodes.forkTurn}, 0)`,
+        turn: episodes.turn,
+        status: episodes.status,
+        // The score is JSON text here: the reward alone is cut out by PostgreSQL.
+        reward: sql<number | null>`(${episodes.score}::jsonb ->> 'reward')::float8`,
+        createdAt: episodes.createdAt,
+        expiresAt: episodes.expiresAt,
+      })
+      .from(episodes)
+      .where(
+        and(
+          eq(episodes.parentId, parentId),
+          tenant === null ? undefined : eq(episodes.tenant, tenant),
+          after === null ? undefined : sql`(${episodes.createdAt}, ${episodes.id}) > (${after.createdAt}, ${after.id})`,
+        ),
+      )
+      .orderBy(asc(episodes.createdAt), asc(episodes.id))
+      .limit(limit);
+    return rows.map((r) => ({ ...r, turn: Number(r.turn), forkTurn: Number(r.forkTurn), createdAt: Number(r.createdAt), expiresAt: Number(r.expiresAt), reward: r.reward === null ? null : Number(r.reward) }));
   }
 
   async get(id: string): Promise<EpisodeRow | undefined> {

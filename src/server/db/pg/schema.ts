@@ -61,7 +61,12 @@ export const episodes = pgTable(
       // A SQL literal: drizzle-kit cannot print a custom type's default value.
       .default(sql`'[]'`),
   },
-  (t) => [index("episodes_expiry_usage").on(t.expiresAt, t.tenant, t.status, t.storedBytes), index("episodes_env_status").on(t.envId, t.status)],
+  (t) => [
+    index("episodes_expiry_usage").on(t.expiresAt, t.tenant, t.status, t.storedBytes),
+    index("episodes_env_status").on(t.envId, t.status),
+    // An episode's forks a page at a time (GET /v1/episodes/{id}/forks), as on SQLite.
+    index("episodes_parent").on(t.parentId, t.createdAt, t.id),
+  ],
 );
 
 export const episodeTurns = pgTable(

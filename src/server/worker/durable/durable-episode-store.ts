@@ -1,5 +1,5 @@
 import type { DurableObjectNamespace } from "@cloudflare/workers-types/index.ts";
-import type { ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../../db/episode-store.js";
+import type { ForkChild, ForkCursor, ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../../db/episode-store.js";
 import type { EpisodeRow, NewEpisodeRow } from "../../db/schema.js";
 import type { EpisodeStorage } from "../../db/stores.js";
 import type { IndexEntry } from "./index-entries.js";
@@ -19,6 +19,8 @@ interface EpisodeObjectRpc {
   replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean>;
   close(id: string, now: number): Promise<void>;
   hold(forkIds: string[]): Promise<void>;
+  addChildren(ids: string[], createdAt: number): Promise<void>;
+  children(after: ForkCursor | null, limit: number): Promise<{ id: string; createdAt: number }[]>;
 }
 
 /** The index object's RPC methods (episode-index-object.ts). */
@@ -83,12 +85,29 @@ export class DurableEpisodeStore implements EpisodeStorage {
     // The ancestors learn of the forks before the forks exist: an ancestor expiring meanwhile keeps its turns.
     const ids = forks.map((f) => f.id);
     await Promise.all(lineage.map((l) => this.object(l.ancestorId).hold(ids)));
+    if (base.parentId) await this.object(base.parentId).addChildren(ids, base.createdAt);
     const inserted = await Promise.all(rows.map((r) => this.object(r.id).insertFork(r, lineage)));
     return ids.filter((_, i) => inserted[i]);
   }
 
   get(id: string): Promise<EpisodeRow | undefined> {
     return this.object(id).get(id);
+  }
+
+  /**
+   * A page of the parent's children from its object's list, each read from its own object
+   * (at most `limit` reads, in parallel). A child whose object holds no row (deleted a week
+   * after expiry, or its insert failed after the parent learned of it) is left out, as is
+   * another tenant's (forks belong to their parent's tenant, so none should be).
+   */
+  async forksOf(parentId: string, tenant: string | null, limit: number, after: ForkCursor | null): Promise<ForkChild[]> {
+    const listed = await this.object(parentId).children(after, limit);
+    const rows = await Promise.all(listed.map((c) => this.object(c.id).get(c.id)));
+    return rows.flatMap((r): ForkChild[] =>
+      r && r.parentId === parentId && (tenant === null || r.tenant === tenant)
+        ? [{ id: r.id, forkTurn: r.forkTurn ?? 0, turn: r.turn, status: r.status, reward: (r.score as { reward?: number } | null)?.reward ?? null, createdAt: r.createdAt, expiresAt: r.expiresAt }]
+        : [],
+    );
   }
 
   async getByIdempotencyKeys(keys: string[]): Promise<EpisodeRow[]> {

@@ -22,6 +22,9 @@ interface Reported {
   expiresAt: number;
 }
 
+/** A child's key: created_at zero-padded so that keys sort as (created_at, id). */
+const childKey = (createdAt: number, id: string): string => `child:${String(createdAt).padStart(15, "0")}:${id}`;
+
 /** How often an ancestor that a live fork still holds looks again whether it may drop its turns. */
 const HOLD_RECHECK_MS = 3600 * 1000;
 
@@ -172,6 +175,24 @@ export class EpisodeObject extends DurableObject<EpisodeObjectEnv> {
   async hold(forkIds: string[]): Promise<void> {
     const held = ((await this.storage.get<string[]>("holders")) ?? []).concat(forkIds);
     await this.storage.put("holders", held);
+  }
+
+  /**
+   * Episodes forked from this one (its direct children), for GET …/forks. Each is a key
+   * `child:<created_at, 15 digits>:<id>`, so the object's sorted key space pages them in
+   * (created_at, id) order with no table and no migration.
+   */
+  async addChildren(ids: string[], createdAt: number): Promise<void> {
+    await this.storage.put(Object.fromEntries(ids.map((id) => [childKey(createdAt, id), true])));
+  }
+
+  /** Up to `limit` children after `after`, oldest first. */
+  async children(after: { createdAt: number; id: string } | null, limit: number): Promise<{ id: string; createdAt: number }[]> {
+    const page = await this.storage.list({ prefix: "child:", limit, ...(after ? { startAfter: childKey(after.createdAt, after.id) } : {}) });
+    return [...page.keys()].map((key) => {
+      const [, at = "0", ...id] = key.split(":");
+      return { id: id.join(":"), createdAt: Number(at) };
+    });
   }
 
   /** Whether this episode is unexpired (a fork's answer to an ancestor at its expiry). */

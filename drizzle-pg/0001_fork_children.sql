@@ -1,0 +1,1 @@
+CREATE INDEX "episodes_parent" ON "episodes" USING btree ("parent_id","created_at","id");

@@ -1,0 +1,1 @@
+CREATE INDEX `episodes_parent` ON `episodes` (`parent_id`,`created_at`,`id`);
