@@ -46,6 +46,29 @@ describe("POST /v1/episodes/{id}/fork", () => {
     expect(await store.usage("public", now())).toMatchObject({ openEpisodes: 5 });
   });
 
+  it("refuses a keyed fork retried after some of its episodes were deleted (409), inserting nothing", async () => {
+    const { call, store, now, advance } = setup({ maxOpenEpisodes: null });
+    const day = 24 * 3600 * 1000;
+    const week = 7 * 24 * 3600;
+    const parent = (await call("POST", "/v1/envs/counter/episodes", { ttl_seconds: week })).json.episode_id as string;
+    const headers = { "idempotency-key": "old" };
+    const forked = await call("POST", `/v1/episodes/${parent}/fork`, { n: 2, ttl_seconds: week }, headers);
+    const [kept, gone] = (forked.json.episodes as { episode_id: string }[]).map((e) => e.episode_id);
+    // Day 6: the parent and the first fork step (their TTLs move on); the second fork expires on day 7 and is deleted a week later.
+    advance(6 * day);
+    await call("POST", `/v1/episodes/${parent}/step`, { turn: 0, message: say("a") });
+    await call("POST", `/v1/episodes/${kept}/step`, { turn: 0, message: say("b") });
+    advance(6 * day);
+    await call("POST", `/v1/episodes/${parent}/step`, { turn: 1, message: say("c") });
+    advance(2 * day + 1000);
+    await store.reapExpired(now());
+    expect((await call("GET", `/v1/episodes/${gone}`)).status).toBe(404);
+    // One of the two rows is left, made two weeks ago: not a try that stored only some forks, but a key whose episodes are partly deleted.
+    const retry = await call("POST", `/v1/episodes/${parent}/fork`, { n: 2, ttl_seconds: week }, headers);
+    expect([retry.status, retry.json.error.code]).toEqual([409, "idempotency_key_reused"]);
+    expect((await call("GET", `/v1/episodes/${parent}/forks`)).json.forks).toHaveLength(1);
+  });
+
   it("counts the n new episodes against the open-episodes quota", async () => {
     const { call } = setup({ maxOpenEpisodes: 5 });
     const parent = (await call("POST", "/v1/envs/counter/episodes", {})).json.episode_id as string;

@@ -19,7 +19,7 @@ import type {
   TemplateChange,
 } from "../protocol/index.js";
 import { envContentHash, episodeMaxTurns, episodeTools, episodeView, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
-import type { StepRow, TurnRecord } from "./db/episode-store.js";
+import { TOMBSTONE_MS, type StepRow, type TurnRecord } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { assertEnvVersion } from "./env-version.js";
@@ -385,9 +385,16 @@ export class EpisodeService {
     const earlier = async (): Promise<{ response: ForkResponse; replayed: boolean } | undefined> => {
       if (!keys) return undefined;
       const rows = await this.store.getByIdempotencyKeys(keys);
-      if (rows.length === 0) return undefined;
-      if (rows.length !== n || rows.some((r) => r.requestHash !== requestHash)) {
+      if (rows.some((r) => r.requestHash !== requestHash)) {
         throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a fork with a different body; use a new key");
+      }
+      if (rows.length !== n) {
+        // Fewer rows of this very body (n is in it), made less than a tombstone week ago, so
+        // no sibling can have been reaped: an earlier try claimed the keys and stored only
+        // some forks (the Durable Object store writes one object per fork). insertForks
+        // stores the rest under the claimed ids. The atomic stores never get here.
+        if (rows.every((r) => this.clock() - r.createdAt < TOMBSTONE_MS)) return undefined;
+        throw new ApiError("idempotency_key_reused", "some episodes this Idempotency-Key forked are deleted; use a new key");
       }
       return { response: answer(rows, rows[0]?.forkTurn ?? turn), replayed: true };
     };

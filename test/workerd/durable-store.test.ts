@@ -1,32 +1,13 @@
-import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { WorkerBindings } from "../../src/server/worker/worker.js";
-import worker from "../../src/server/worker/index.js";
+import { bindings, call, stubOf } from "./durable-helpers.js";
 
 // The Durable Object store (EDGEGYM_EPISODE_STORE=durable-objects) inside workerd: what
 // the HTTP conformance suite cannot see from outside — where the rows are, the alarms that
 // expire episodes, and that probing ids stores nothing. The whole protocol runs against
 // this store in test/conformance-worker-do.test.ts.
-
-// One bindings object, so the Worker builds its app once (it keeps one per bindings object).
-const bindings: WorkerBindings = { ...env, EDGEGYM_EPISODE_STORE: "durable-objects" };
-
-const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, on: WorkerBindings = bindings) => {
-  const init: RequestInit = { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers } };
-  if (body !== undefined) init.body = JSON.stringify(body);
-  const ctx = createExecutionContext();
-  const res = await worker.fetch(new Request(`http://edgegym.test${path}`, init), on, ctx);
-  await waitOnExecutionContext(ctx);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions walk the body freely
-  return { status: res.status, headers: res.headers, json: (await res.json()) as any };
-};
-
-const stubOf = (id: string) => {
-  const ns = env.EPISODES;
-  if (!ns) throw new Error("wrangler.jsonc binds EPISODES");
-  return ns.get(ns.idFromName(id));
-};
 
 /** The head and turn rows as the episode's own object stores them. */
 const objectRows = (id: string) =>

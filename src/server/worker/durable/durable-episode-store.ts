@@ -19,7 +19,7 @@ interface EpisodeObjectRpc {
   replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean>;
   close(id: string, now: number): Promise<void>;
   hold(forkIds: string[]): Promise<void>;
-  addChildren(ids: string[], createdAt: number): Promise<void>;
+  addChildren(ids: string[], createdAt: number): Promise<number>;
   children(after: ForkCursor | null, limit: number): Promise<{ id: string; createdAt: number }[]>;
 }
 
@@ -78,15 +78,38 @@ export class DurableEpisodeStore implements EpisodeStorage {
     return this.object(id).insert({ ...row, id }, opening);
   }
 
+  /**
+   * The index claims the forks' keys, all or none, then the ancestors learn of the forks,
+   * then each fork's object stores its row. A keyed retry that finds its keys claimed by a
+   * try that failed in between (some fork objects hold no row) stores the missing forks
+   * under the claimed ids, as `insert` does for a reset, unless a row there has another
+   * body (the service then answers 409). It answers none inserted: the service reads the
+   * forks back by their keys and replays them.
+   */
   async insertForks(base: NewEpisodeRow, forks: { id: string; idempotencyKey: string | null }[], lineage: LineageEntry[]): Promise<string[]> {
     const rows = forks.map((f) => ({ ...base, id: f.id, idempotencyKey: f.idempotencyKey }));
-    const { claimed } = await this.index.claim(rows.map(entryOf));
-    if (!claimed) return [];
-    // The ancestors learn of the forks before the forks exist: an ancestor expiring meanwhile keeps its turns.
-    const ids = forks.map((f) => f.id);
+    const { claimed, ids } = await this.index.claim(rows.map(entryOf));
+    if (claimed) return this.place(base, rows, lineage);
+    // Some keys free: another request's keys (a different n), which the service refuses.
+    if (ids.some((id) => id === "")) return [];
+    const existing = await Promise.all(ids.map((id) => this.object(id).get(id)));
+    if (existing.some((r) => r !== undefined && r.requestHash !== base.requestHash)) return [];
+    if (existing.every((r) => r !== undefined)) return [];
+    await this.place(base, rows.map((r, i) => ({ ...r, id: ids[i] ?? r.id })), lineage);
+    return [];
+  }
+
+  /**
+   * Stores claimed forks. The ancestors learn of them before they exist (an ancestor
+   * expiring meanwhile keeps its turns), then the parent lists them; both are idempotent,
+   * so a retry may run this again. Each object takes the first insert of its row.
+   */
+  private async place(base: NewEpisodeRow, rows: NewEpisodeRow[], lineage: LineageEntry[]): Promise<string[]> {
+    const ids = rows.map((r) => r.id);
     await Promise.all(lineage.map((l) => this.object(l.ancestorId).hold(ids)));
-    if (base.parentId) await this.object(base.parentId).addChildren(ids, base.createdAt);
-    const inserted = await Promise.all(rows.map((r) => this.object(r.id).insertFork(r, lineage)));
+    // A retry's forks keep the time the first try listed them under.
+    const createdAt = base.parentId ? await this.object(base.parentId).addChildren(ids, base.createdAt) : base.createdAt;
+    const inserted = await Promise.all(rows.map((r) => this.object(r.id).insertFork({ ...r, createdAt }, lineage)));
     return ids.filter((_, i) => inserted[i]);
   }
 

@@ -25,11 +25,26 @@ interface Reported {
 /** A child's key: created_at zero-padded so that keys sort as (created_at, id). */
 const childKey = (createdAt: number, id: string): string => `child:${String(createdAt).padStart(15, "0")}:${id}`;
 
+/** The key of a fork holding this episode's turns. */
+const holderKey = (id: string): string => `holder:${id}`;
+
+/** The time a child is listed under (its `child:` key), by id: makes a retried fork's listing idempotent. */
+const childAtKey = (id: string): string => `child-at:${id}`;
+
+/** Keys per storage put or get (the Durable Object storage API takes at most 128). */
+const KEYS_PER_PUT = 128;
+
 /** How often an ancestor that a live fork still holds looks again whether it may drop its turns. */
 const HOLD_RECHECK_MS = 3600 * 1000;
 
 /** Forks asked at once whether they are live: bounds the fan-out of one alarm. */
 const HOLDERS_PER_ROUND = 32;
+
+/** Rounds of HOLDERS_PER_ROUND one alarm asks before it leaves the rest to the next. */
+const HOLDER_ROUNDS_PER_ALARM = 8;
+
+/** When the alarm comes back for the forks it had no rounds left to ask. */
+const HOLDER_CONTINUE_MS = 10_000;
 
 /**
  * One episode in its own SQLite-backed Durable Object: its head, turn rows and lineage in
@@ -171,19 +186,33 @@ export class EpisodeObject extends DurableObject<EpisodeObjectEnv> {
     await this.reportHead(id);
   }
 
-  /** A fork made from this episode's turns: its ids are asked, at this episode's expiry, whether they still need them. */
+  /**
+   * Forks made from this episode's turns: each id is asked, at this episode's expiry,
+   * whether it still needs them. One key per fork (`holder:<id>`), so any number of forks
+   * fits (one storage value is limited to 2 MB) and a retried fork adds no duplicate.
+   */
   async hold(forkIds: string[]): Promise<void> {
-    const held = ((await this.storage.get<string[]>("holders")) ?? []).concat(forkIds);
-    await this.storage.put("holders", held);
+    for (let i = 0; i < forkIds.length; i += KEYS_PER_PUT) {
+      await this.storage.put(Object.fromEntries(forkIds.slice(i, i + KEYS_PER_PUT).map((id) => [holderKey(id), true])));
+    }
   }
 
   /**
    * Episodes forked from this one (its direct children), for GET …/forks. Each is a key
    * `child:<created_at, 15 digits>:<id>`, so the object's sorted key space pages them in
-   * (created_at, id) order with no table and no migration.
+   * (created_at, id) order with no table and no migration. A retried fork whose first try
+   * listed its ids already keeps that try's time (`child-at:<id>`, read back here), so a
+   * child is listed once; the answer is the time the ids are listed under, which the forks'
+   * rows take as their created_at so that the list and the rows agree.
    */
-  async addChildren(ids: string[], createdAt: number): Promise<void> {
-    await this.storage.put(Object.fromEntries(ids.map((id) => [childKey(createdAt, id), true])));
+  async addChildren(ids: string[], createdAt: number): Promise<number> {
+    const known = await this.storage.get<number>(ids.slice(0, KEYS_PER_PUT).map(childAtKey));
+    const at = [...known.values()][0] ?? createdAt;
+    for (let i = 0; i < ids.length; i += KEYS_PER_PUT / 2) {
+      const part = ids.slice(i, i + KEYS_PER_PUT / 2);
+      await this.storage.put(Object.fromEntries(part.flatMap((id) => [[childKey(at, id), true], [childAtKey(id), at]])));
+    }
+    return at;
   }
 
   /** Up to `limit` children after `after`, oldest first. */
@@ -201,19 +230,31 @@ export class EpisodeObject extends DurableObject<EpisodeObjectEnv> {
     return head !== undefined && head.status !== "expired" && Number(head.expires_at) > now;
   }
 
-  /** The forks that still need this episode's turns (asked HOLDERS_PER_ROUND at a time; the gone ones are forgotten). */
-  private async liveHolders(now: number): Promise<string[]> {
-    const holders = (await this.storage.get<string[]>("holders")) ?? [];
-    if (holders.length === 0) return [];
+  /**
+   * Whether a fork still needs this episode's turns: the `holder:` keys are asked
+   * HOLDERS_PER_ROUND at a time, the gone ones deleted, until a live one answers. "more"
+   * when HOLDER_ROUNDS_PER_ALARM rounds found none live and some are left to ask: the
+   * alarm comes back for them, so one alarm's fan-out stays bounded however many forks.
+   */
+  private async holdersLive(now: number): Promise<"live" | "none" | "more"> {
+    await this.upgradeHolders();
     const ns = this.env.EPISODES;
-    const still: string[] = [];
-    for (let i = 0; i < holders.length; i += HOLDERS_PER_ROUND) {
-      const round = holders.slice(i, i + HOLDERS_PER_ROUND);
-      const live = await Promise.all(round.map((h) => (ns.get(ns.idFromName(h)) as unknown as EpisodeObject).isLive(now)));
-      still.push(...round.filter((_, j) => live[j]));
+    for (let round = 0; round < HOLDER_ROUNDS_PER_ALARM; round++) {
+      const keys = [...(await this.storage.list({ prefix: "holder:", limit: HOLDERS_PER_ROUND })).keys()];
+      if (keys.length === 0) return "none";
+      const live = await Promise.all(keys.map((k) => (ns.get(ns.idFromName(k.slice("holder:".length))) as unknown as EpisodeObject).isLive(now)));
+      await this.storage.delete(keys.filter((_, j) => !live[j]));
+      if (live.some(Boolean)) return "live";
     }
-    await this.storage.put("holders", still);
-    return still;
+    return (await this.storage.list({ prefix: "holder:", limit: 1 })).size > 0 ? "more" : "none";
+  }
+
+  /** An object written before holders had a key each kept them as one array under "holders": moved to keys once. */
+  private async upgradeHolders(): Promise<void> {
+    const legacy = await this.storage.get<string[]>("holders");
+    if (legacy === undefined) return;
+    await this.hold([...new Set(legacy)]);
+    await this.storage.delete("holders");
   }
 
   /** Expiry (TTL passed: tombstone, turns dropped unless a live fork holds them), then deletion a week later. */
@@ -236,14 +277,20 @@ export class EpisodeObject extends DurableObject<EpisodeObjectEnv> {
       this.reported = null;
       await this.report({ id, status: "expired", storedBytes: 0, expiresAt, ttlSeconds: 0 }, true);
     }
-    const held = await this.liveHolders(now);
-    if (held.length === 0) this.storage.sql.exec("DELETE FROM episode_turns");
-    if (expiresAt + TOMBSTONE_MS <= now && held.length === 0) {
+    const holders = await this.holdersLive(now);
+    if (holders === "more") {
+      // Forks left to ask: keep the turns and ask them in the next alarm, soon.
+      await this.storage.setAlarm(now + HOLDER_CONTINUE_MS);
+      return;
+    }
+    const held = holders === "live";
+    if (!held) this.storage.sql.exec("DELETE FROM episode_turns");
+    if (expiresAt + TOMBSTONE_MS <= now && !held) {
       // The index drops its entry on the reaper's next run; the object's storage goes now.
       await this.storage.deleteAll();
       this.store = null;
       return;
     }
-    await this.storage.setAlarm(held.length > 0 ? Math.min(now + HOLD_RECHECK_MS, expiresAt + TOMBSTONE_MS) : expiresAt + TOMBSTONE_MS);
+    await this.storage.setAlarm(held ? Math.min(now + HOLD_RECHECK_MS, expiresAt + TOMBSTONE_MS) : expiresAt + TOMBSTONE_MS);
   }
 }
