@@ -30,6 +30,12 @@ describe("episodes in Durable Objects", () => {
     expect(step.status).toBe(200);
     expect(await objectRows(id)).toMatchObject({ head: { status: "done", turn: 1 }, turns: 2 });
     expect(await env.DB.prepare("SELECT count(*) AS n FROM episodes WHERE id = ?").bind(id).first("n")).toBe(0);
+    // Only the episode tables, made by one migration (migrations.gen.ts `fresh`): no eval tables.
+    const made = await runInDurableObject(stubOf(id), (_i, state) => ({
+      tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%' ORDER BY name").toArray().map((r) => r.name),
+      migrations: state.storage.sql.exec("SELECT count(*) AS n FROM __drizzle_migrations").one().n,
+    }));
+    expect(made).toEqual({ tables: ["episode_lineage", "episode_turns", "episodes"], migrations: 1 });
   });
 
   it("stores nothing for an id a client only asks about", async () => {

@@ -8,7 +8,7 @@ import * as schema from "../../db/schema.js";
 import type { EpisodeRow, NewEpisodeRow } from "../../db/schema.js";
 import { REPORT_BYTES } from "./index-entries.js";
 import type { EpisodeIndexObject } from "./episode-index-object.js";
-import migrations from "./migrations.gen.js";
+import { fresh, upgrade } from "./migrations.gen.js";
 
 export interface EpisodeObjectEnv {
   EPISODE_INDEX: DurableObjectNamespace;
@@ -54,8 +54,8 @@ const HOLDER_CONTINUE_MS = 10_000;
  * retry or a racing duplicate answer exactly as on the other stores.
  *
  * Hosting the existing store rather than a second one keeps one implementation of every
- * write; the cost is the schema of all ./drizzle migrations in every object (the eval
- * tables stay empty), applied once on the object's first write.
+ * write. An object holds only the episode tables (migrations.gen.ts, made from ./drizzle by
+ * scripts/do-migrations.ts), created in one migration on its first write.
  *
  * Expiry is an alarm at the episode's expiry: no scan over episodes. The alarm finds the
  * TTL moved on (steps refresh it) and sleeps again, or makes the head a tombstone (410)
@@ -78,8 +78,9 @@ export class EpisodeObject extends DurableObject<EpisodeObjectEnv> {
     // A read of an unknown id must not create storage: ids are client input.
     if (!exists && !create) return null;
     const db = drizzle(this.storage as never, { schema });
-    // Applies only what this object has not applied (drizzle's __drizzle_migrations): older objects catch up on their next write.
-    await migrate(db, migrations);
+    // A new object creates the episode tables in one migration; one that has tables applies
+    // only what it has not (drizzle's __drizzle_migrations): older objects catch up here.
+    await migrate(db, exists ? upgrade : fresh);
     this.store = new EpisodeStore(db as unknown as EdgegymDb);
     return this.store;
   }
