@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { defineRubric, multiTurnEnv, rowsDataset } from "../envs/index.js";
 import { DEFAULT_QUOTAS } from "./tenants/quotas.js";
 import { inProcessApp } from "../../test/support/in-process.js";
+import { counterEnv as counter } from "../../test/support/counter-env.js";
 
 // The fork route's bounds and races, in process (the HTTP behaviour both runtimes share is
 // in test/conformance/long-horizon-conformance.ts).
@@ -12,17 +11,6 @@ afterEach(() => {
   while (apps.length) apps.pop()?.close();
 });
 
-const counter = multiTurnEnv({
-  id: "counter",
-  version: "1.0.0",
-  description: "counts steps",
-  dataset: rowsDataset({ train: [{ prompt: "count" }] }),
-  stateSchema: z.object({ n: z.number() }),
-  setup: () => ({ state: { n: 0 } }),
-  respond: (state, _message, ctx) => ({ state: { n: state.n + 1 }, messages: [{ role: "user", content: `n=${state.n + 1} r=${ctx.rng.int(0, 1_000_000)}` }] }),
-  rubric: defineRubric<{ n: number }>([{ name: "n", weight: 1, fn: ({ state }) => state?.n ?? 0 }]),
-  maxTurns: 200,
-});
 
 function setup(quotas: Partial<typeof DEFAULT_QUOTAS> = {}) {
   const app = inProcessApp({ envs: [counter], config: { quotas: { ...DEFAULT_QUOTAS, ...quotas } } });

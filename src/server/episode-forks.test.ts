@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { ForkList } from "../protocol/index.js";
-import { defineRubric, multiTurnEnv, rowsDataset } from "../envs/index.js";
 import { openNodeDatabase } from "./db/node-sqlite.js";
 import { decodeForkCursor, encodeForkCursor } from "./episode-forks.js";
 import { DEFAULT_QUOTAS } from "./tenants/quotas.js";
 import { inProcessApp } from "../../test/support/in-process.js";
+import { counterEnv as counter } from "../../test/support/counter-env.js";
 
 // GET /v1/episodes/{id}/forks in process: paging, bounds, hostile cursors, tenants, and
 // that the query is a range of the index rather than a scan.
@@ -16,17 +16,6 @@ afterEach(() => {
   while (apps.length) apps.pop()?.close();
 });
 
-const counter = multiTurnEnv({
-  id: "counter",
-  version: "1.0.0",
-  description: "counts steps",
-  dataset: rowsDataset({ train: [{ prompt: "count" }] }),
-  stateSchema: z.object({ n: z.number() }),
-  setup: () => ({ state: { n: 0 } }),
-  respond: (state) => ({ state: { n: state.n + 1 }, messages: [{ role: "user", content: `n=${state.n + 1}` }] }),
-  rubric: defineRubric<{ n: number }>([{ name: "n", weight: 1, fn: ({ state }) => state?.n ?? 0 }]),
-  maxTurns: 50,
-});
 
 const KEYS = { alice: "sk-alice-forks", bob: "sk-bob-forks", admin: "sk-admin-forks" };
 
