@@ -32,12 +32,9 @@ import { EpisodeQuotas } from "./tenants/episode-quotas.js";
 import { utf8Length } from "./tenants/quotas.js";
 import type { EpisodeStorage } from "./db/stores.js";
 import { isoTime } from "./iso-time.js";
+import { newEpisodeId } from "./episode-id.js";
 
 const iso = isoTime;
-
-export function newEpisodeId(): string {
-  return `ep_${crypto.randomUUID().replaceAll("-", "")}`;
-}
 
 /** A stable text form of a request, to tell a retry from a different request. */
 function canonical(value: unknown): string {

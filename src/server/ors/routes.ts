@@ -5,7 +5,7 @@ import { OrsCreate, OrsCreateSessionBody, OrsGetTask, OrsGetTaskRange, OrsSplitQ
 import { EngineError } from "../../envs/index.js";
 import type { AppEnv, ServerConfig } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
-import { newEpisodeId } from "../episode-service.js";
+import { newEpisodeId } from "../episode-id.js";
 import { ApiError } from "../errors.js";
 import { validationDetail } from "../openenv/errors.js";
 import { allTasks, checkSplit, orsSplits, taskAt, taskCount, taskRange } from "./ors-tasks.js";
