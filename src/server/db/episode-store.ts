@@ -1,5 +1,7 @@
-import { and, asc, between, eq, getTableColumns, gt, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, between, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { atomicRunner, type AtomicRunner, type EdgegymDb, type SqlStatement, type SqlValue } from "./database.js";
+import { EpisodeLifecycle } from "./episode-lifecycle.js";
+import { sqliteEngine } from "./sql-engine.js";
 import { StepHeadCache } from "./step-head-cache.js";
 import { episodeLineage, episodes, episodeTurns, type EpisodeRow, type NewEpisodeRow } from "./schema.js";
 
@@ -39,11 +41,8 @@ const UPDATE_HEAD = `UPDATE episodes SET turn = ?, state = ?, status = ?, stop_r
   WHERE id = ? AND turn = ? AND status = 'active' AND stored_bytes + ? <= ?
   RETURNING id`;
 
-/** How long an expired episode's tombstone is kept, so it answers 410 rather than 404. */
-export const TOMBSTONE_MS = 7 * 24 * 3600 * 1000;
-
-/** Ids per statement in the reaper's deletes: D1 binds at most 100 parameters. */
-const REAP_CHUNK = 50;
+export { TOMBSTONE_MS } from "./reaper.js";
+export type { TenantUsage } from "./episode-lifecycle.js";
 
 /**
  * What a step reads: the head without the metadata, score and idempotency columns. Nothing
@@ -125,12 +124,6 @@ export interface ForkChild {
   expiresAt: number;
 }
 
-/** A tenant's unexpired episodes: how many are open (active) and what all of them store. */
-export interface TenantUsage {
-  openEpisodes: number;
-  storedBytes: number;
-}
-
 /** What a fork needs of the turn it starts from. */
 export interface ForkPoint {
   /** Null when the state after that turn was not stored (turns migrated from before per-turn storage). */
@@ -146,7 +139,7 @@ export interface ForkPoint {
  * conditional statement, or an atomic batch whose statements share one guard), and its
  * RETURNING tells the caller whether it won.
  */
-export class EpisodeStore {
+export class EpisodeStore extends EpisodeLifecycle {
   // The queries on the reset and step paths are prepared once, on first use: building
   // and preparing SQL on every request cost more server time than SQLite itself
   // (measured with --cpu-prof; preparing the 25-column insert alone was 4% of the
@@ -156,7 +149,9 @@ export class EpisodeStore {
   /** Heads this process just wrote: the next step of an episode skips reading its row (step-head-cache.ts says why that is safe). */
   private readonly heads = new StepHeadCache<StepRow>();
 
-  constructor(private readonly db: EdgegymDb) {}
+  constructor(private readonly db: EdgegymDb) {
+    super(sqliteEngine(db));
+  }
 
   /** Made on first use, like the prepared statements (building the app touches no database). */
   private get atomic(): AtomicRunner {
@@ -426,120 +421,7 @@ export class EpisodeStore {
     return won;
   }
 
-  /**
-   * A tenant's usage, from the database (so it holds across processes and isolates): one
-   * range scan of the covering index episodes_expiry_usage (expires_at > now, all tenants'
-   * unexpired rows, the tenant compared in the index), no row read. Rows past their
-   * TTL not yet reaped are not counted (the next reap drops what they hold).
-   */
-  async usage(tenant: string, now: number): Promise<TenantUsage> {
-    const [row] = await this.db
-      .select({
-        open: sql<number>`coalesce(sum(case when ${episodes.status} = 'active' then 1 else 0 end), 0)`,
-        bytes: sql<number>`coalesce(sum(${episodes.storedBytes}), 0)`,
-      })
-      .from(episodes)
-      .where(and(eq(episodes.tenant, tenant), gt(episodes.expiresAt, now), inArray(episodes.status, ["active", "done", "closed"])));
-    return { openEpisodes: Number(row?.open ?? 0), storedBytes: Number(row?.bytes ?? 0) };
-  }
-
-  /** Stores a score once; a second call leaves the first in place. Ends an active episode. */
-  async saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void> {
+  protected forgetHead(id: string): void {
     this.heads.delete(id);
-    await this.db
-      .update(episodes)
-      .set({
-        score,
-        scoredAt: now,
-        updatedAt: now,
-        expiresAt,
-        status: sql`CASE WHEN ${episodes.status} = 'active' THEN 'done' ELSE ${episodes.status} END`,
-        stopReason: sql`COALESCE(${episodes.stopReason}, 'scored')`,
-      })
-      .where(and(eq(episodes.id, id), isNull(episodes.score)));
-  }
-
-  /**
-   * Replaces the stored score (a rescore asked to save it), as saveScore stores a first
-   * one, if the episode is still at the turn that was scored and not expired; false otherwise.
-   */
-  async replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean> {
-    this.heads.delete(id);
-    const rows = await this.db
-      .update(episodes)
-      .set({
-        score,
-        scoredAt: now,
-        updatedAt: now,
-        expiresAt,
-        status: sql`CASE WHEN ${episodes.status} = 'active' THEN 'done' ELSE ${episodes.status} END`,
-        stopReason: sql`COALESCE(${episodes.stopReason}, 'scored')`,
-      })
-      .where(and(eq(episodes.id, id), eq(episodes.turn, expectedTurn), inArray(episodes.status, ["active", "done", "closed"])))
-      .returning({ id: episodes.id });
-    return rows.length === 1;
-  }
-
-  /** Marks an episode closed; closing twice, or closing a finished one, is harmless. */
-  async close(id: string, now: number): Promise<void> {
-    this.heads.delete(id);
-    await this.db
-      .update(episodes)
-      .set({ status: "closed", updatedAt: now })
-      .where(and(eq(episodes.id, id), inArray(episodes.status, ["active", "done"])));
-  }
-
-  /**
-   * Expires episodes past their TTL: their state and transcript are dropped and a
-   * tombstone stays for a week (so clients get 410, not 404), then the row goes. The turn
-   * rows of an expired episode that a live fork's prefix still names stay until no live
-   * fork names them: a parent's expiry never breaks its forks.
-   */
-  async reapExpired(now: number): Promise<{ expired: number; deleted: number }> {
-    const expired = await this.db
-      .update(episodes)
-      // The metadata goes too: a tombstone only answers 410, and a client's 1 MB tag must not outlive the TTL by a week.
-      .set({ status: "expired", state: null, metadata: {}, storedBytes: 0, updatedAt: now })
-      .where(and(lt(episodes.expiresAt, now), inArray(episodes.status, ["active", "done", "closed"])))
-      .returning({ id: episodes.id });
-    const expiredIds = expired.map((r) => r.id);
-    for (const id of expiredIds) this.heads.delete(id);
-    // Whose turns may now be free: the episodes just expired, and the ancestors they were holding.
-    const candidates = new Set(expiredIds);
-    for (let i = 0; i < expiredIds.length; i += REAP_CHUNK) {
-      const held = await this.db
-        .selectDistinct({ id: episodeLineage.ancestorId })
-        .from(episodeLineage)
-        .where(inArray(episodeLineage.episodeId, expiredIds.slice(i, i + REAP_CHUNK)));
-      for (const h of held) candidates.add(h.id);
-    }
-    await this.deleteUnreferencedTurns([...candidates]);
-    const deleted = await this.db
-      .delete(episodes)
-      .where(and(eq(episodes.status, "expired"), lt(episodes.expiresAt, now - TOMBSTONE_MS)))
-      .returning({ id: episodes.id });
-    const deletedIds = deleted.map((r) => r.id);
-    for (let i = 0; i < deletedIds.length; i += REAP_CHUNK) {
-      const chunk = deletedIds.slice(i, i + REAP_CHUNK);
-      // An expired fork's lineage no longer holds anything (what it held was freed when it
-      // expired). The tombstone's own turns are not deleted here: a live fork may still hold them.
-      await this.db.delete(episodeLineage).where(inArray(episodeLineage.episodeId, chunk));
-    }
-    return { expired: expiredIds.length, deleted: deletedIds.length };
-  }
-
-  /** Deletes the turn rows of these episodes that no live episode needs: not their own (expired or gone), nor a live fork's prefix. */
-  private async deleteUnreferencedTurns(ids: string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += REAP_CHUNK) {
-      const chunk = ids.slice(i, i + REAP_CHUNK);
-      await this.db.delete(episodeTurns).where(
-        and(
-          inArray(episodeTurns.episodeId, chunk),
-          sql`NOT EXISTS (SELECT 1 FROM ${episodes} e WHERE e.id = ${episodeTurns.episodeId} AND e.status <> 'expired')`,
-          sql`NOT EXISTS (SELECT 1 FROM ${episodeLineage} l JOIN ${episodes} d ON d.id = l.episode_id
-                WHERE l.ancestor_id = ${episodeTurns.episodeId} AND l.to_turn >= ${episodeTurns.turn} AND d.status <> 'expired')`,
-        ),
-      );
-    }
   }
 }

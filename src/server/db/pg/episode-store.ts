@@ -1,10 +1,11 @@
-import { and, asc, between, eq, getTableColumns, gt, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, between, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Pool } from "pg";
 import type { EpisodeStorage } from "../stores.js";
-import type { ForkChild, ForkCursor, ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../episode-store.js";
-import { TOMBSTONE_MS } from "../episode-store.js";
+import type { ForkChild, ForkCursor, ForkPoint, LineageEntry, StepRow, StepWrite, TurnRecord, TurnSegment } from "../episode-store.js";
+import { EpisodeLifecycle } from "../episode-lifecycle.js";
 import type { EpisodeRow, NewEpisodeRow } from "../schema.js";
 import { StepHeadCache } from "../step-head-cache.js";
+import { pgEngine } from "./engine.js";
 import { pgText } from "./text.js";
 import type { PgDb } from "./open.js";
 import { episodeLineage, episodes, episodeTurns } from "./schema.js";
@@ -57,11 +58,6 @@ const COMMIT_STEP = `WITH head AS (
   SELECT id, $1::int, $16::text, NULL, $17::text, $2::text, $18::boolean, $19::text, $10::text, $12::text, $7::bigint FROM head
   RETURNING turn`;
 
-/** Episodes expired per reaper statement: bounds one transaction's locks and duration. */
-const REAP_BATCH = 500;
-/** Key of the advisory lock that lets one process at a time reap (two would only contend on the same rows). */
-const REAP_LOCK = 0x72656170; // "reap"
-
 /** A stored response body's `messages` ([] without a body or without messages), as SQLite's json_extract reads them. */
 function replyMessagesOf(reply: string | null): unknown[] {
   if (reply === null) return [];
@@ -78,14 +74,20 @@ const { metadata: _metadata, score: _score, scoredAt: _scoredAt, idempotencyKey:
  * stored reply text (kept as text, byte for byte). Where SQLite needed a fixed batch of
  * guarded statements, a single statement with a data-modifying CTE does the same here.
  */
-export class PgEpisodeStore implements EpisodeStorage {
+export class PgEpisodeStore extends EpisodeLifecycle implements EpisodeStorage {
   private readonly heads = new StepHeadCache<StepRow>();
   private prepared?: ReturnType<PgEpisodeStore["prepare"]>;
 
   constructor(
     private readonly db: PgDb,
     private readonly pool: Pool,
-  ) {}
+  ) {
+    // The lifecycle's shared SQL (../episode-lifecycle.ts, ../reaper.ts): the reaper takes
+    // one transaction per batch under an advisory lock, so one process at a time reaps, and
+    // skips rows a step holds (SKIP LOCKED) for the next pass: it never waits on, or
+    // deadlocks with, a step.
+    super(pgEngine(db));
+  }
 
   /** Named prepared statements (node-postgres parses each once per connection). */
   private prepare() {
@@ -307,102 +309,7 @@ export class PgEpisodeStore implements EpisodeStorage {
     return won;
   }
 
-  async usage(tenant: string, now: number): Promise<TenantUsage> {
-    const [row] = await this.db
-      .select({
-        open: sql<string>`coalesce(sum(case when ${episodes.status} = 'active' then 1 else 0 end), 0)`,
-        bytes: sql<string>`coalesce(sum(${episodes.storedBytes}), 0)`,
-      })
-      .from(episodes)
-      .where(and(eq(episodes.tenant, tenant), gt(episodes.expiresAt, now), inArray(episodes.status, ["active", "done", "closed"])));
-    // sum() is numeric in PostgreSQL: node-postgres hands it over as a string.
-    return { openEpisodes: Number(row?.open ?? 0), storedBytes: Number(row?.bytes ?? 0) };
-  }
-
-  async saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void> {
+  protected forgetHead(id: string): void {
     this.heads.delete(id);
-    await this.db
-      .update(episodes)
-      .set({
-        score,
-        scoredAt: now,
-        updatedAt: now,
-        expiresAt,
-        status: sql`CASE WHEN ${episodes.status} = 'active' THEN 'done' ELSE ${episodes.status} END`,
-        stopReason: sql`COALESCE(${episodes.stopReason}, 'scored')`,
-      })
-      .where(and(eq(episodes.id, id), isNull(episodes.score)));
-  }
-
-  async replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean> {
-    this.heads.delete(id);
-    const rows = await this.db
-      .update(episodes)
-      .set({
-        score,
-        scoredAt: now,
-        updatedAt: now,
-        expiresAt,
-        status: sql`CASE WHEN ${episodes.status} = 'active' THEN 'done' ELSE ${episodes.status} END`,
-        stopReason: sql`COALESCE(${episodes.stopReason}, 'scored')`,
-      })
-      .where(and(eq(episodes.id, id), eq(episodes.turn, expectedTurn), inArray(episodes.status, ["active", "done", "closed"])))
-      .returning({ id: episodes.id });
-    return rows.length === 1;
-  }
-
-  async close(id: string, now: number): Promise<void> {
-    this.heads.delete(id);
-    await this.db
-      .update(episodes)
-      .set({ status: "closed", updatedAt: now })
-      .where(and(eq(episodes.id, id), inArray(episodes.status, ["active", "done"])));
-  }
-
-  /**
-   * The SQLite store's reaper (see there for what it keeps and why), in one transaction
-   * per batch of episodes. One process reaps at a time (a transaction-scoped advisory
-   * lock; the others skip their pass), and rows a step holds are skipped (SKIP LOCKED) for
-   * the next pass, so the reaper never waits on, or deadlocks with, a step.
-   */
-  async reapExpired(now: number): Promise<{ expired: number; deleted: number }> {
-    let expired = 0;
-    let deleted = 0;
-    // Bounded: each pass handles up to REAP_BATCH rows, at most 100 passes per call.
-    for (let pass = 0; pass < 100; pass++) {
-      const done = await this.db.transaction(async (tx) => {
-        const lock = await tx.execute<{ got: boolean }>(sql`SELECT pg_try_advisory_xact_lock(${REAP_LOCK}) AS got`);
-        if (!lock.rows[0]?.got) return { expired: 0, deleted: 0, more: false };
-        const gone = await tx.execute<{ id: string }>(sql`
-          UPDATE episodes SET status = 'expired', state = NULL, metadata = '{}', stored_bytes = 0, updated_at = ${now}
-          WHERE id IN (SELECT id FROM episodes WHERE expires_at < ${now} AND status IN ('active', 'done', 'closed') ORDER BY id LIMIT ${REAP_BATCH} FOR UPDATE SKIP LOCKED)
-          RETURNING id`);
-        const expiredIds = gone.rows.map((r) => r.id);
-        for (const id of expiredIds) this.heads.delete(id);
-        if (expiredIds.length > 0) {
-          // The turns of the episodes just expired and of the ancestors they held, that no live episode needs.
-          await tx.execute(sql`
-            WITH candidates AS (
-              SELECT unnest(${sql.param(expiredIds)}::text[]) AS id
-              UNION SELECT DISTINCT l.ancestor_id FROM episode_lineage l WHERE l.episode_id = ANY(${sql.param(expiredIds)}::text[]))
-            DELETE FROM episode_turns t USING candidates c
-            WHERE t.episode_id = c.id
-              AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.id = t.episode_id AND e.status <> 'expired')
-              AND NOT EXISTS (SELECT 1 FROM episode_lineage l JOIN episodes d ON d.id = l.episode_id
-                    WHERE l.ancestor_id = t.episode_id AND l.to_turn >= t.turn AND d.status <> 'expired')`);
-        }
-        const removed = await tx.execute<{ id: string }>(sql`
-          DELETE FROM episodes WHERE id IN (SELECT id FROM episodes WHERE status = 'expired' AND expires_at < ${now - TOMBSTONE_MS} ORDER BY id LIMIT ${REAP_BATCH} FOR UPDATE SKIP LOCKED)
-          RETURNING id`);
-        const removedIds = removed.rows.map((r) => r.id);
-        // An expired fork's lineage no longer holds anything; the tombstone's own turns stay while a live fork holds them.
-        if (removedIds.length > 0) await tx.execute(sql`DELETE FROM episode_lineage WHERE episode_id = ANY(${sql.param(removedIds)}::text[])`);
-        return { expired: expiredIds.length, deleted: removedIds.length, more: expiredIds.length === REAP_BATCH || removedIds.length === REAP_BATCH };
-      });
-      expired += done.expired;
-      deleted += done.deleted;
-      if (!done.more) break;
-    }
-    return { expired, deleted };
   }
 }
