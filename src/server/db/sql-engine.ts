@@ -57,3 +57,20 @@ export function decodeRow<T extends Table>(table: T, raw: Record<string, unknown
   }
   return out as T["$inferSelect"];
 }
+
+/**
+ * A row's `(columns) VALUES (values)` for an INSERT, each value encoded by its column as a
+ * query builder would (JSON to text, booleans to 0/1 on SQLite). Columns the row leaves
+ * undefined are left out, so the table's defaults apply.
+ */
+export function encodeRow<T extends Table>(table: T, row: T["$inferInsert"]): SQL {
+  const given = Object.entries(getTableColumns(table)).filter(([key]) => (row as Record<string, unknown>)[key] !== undefined);
+  const values = given.map(([key, column]) => {
+    const value = (row as Record<string, unknown>)[key];
+    return sql`${value === null ? null : column.mapToDriverValue(value)}`;
+  });
+  return sql`(${sql.join(
+    given.map(([, column]) => sql.identifier(column.name)),
+    sql`, `,
+  )}) VALUES (${sql.join(values, sql`, `)})`;
+}

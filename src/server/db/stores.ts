@@ -1,6 +1,6 @@
 import type { EdgegymDb } from "./database.js";
 import { EpisodeStore } from "./episode-store.js";
-import { EvalStore } from "./eval-store.js";
+import { EvalStore, sqliteEvalStore } from "./eval-store.js";
 
 /**
  * What the services need of episode persistence: every public method of the SQLite store
@@ -11,7 +11,7 @@ import { EvalStore } from "./eval-store.js";
  */
 export type EpisodeStorage = { [K in keyof EpisodeStore]: EpisodeStore[K] };
 
-/** What the eval service needs of job persistence (the SQLite `EvalStore`'s public methods). */
+/** What the eval service needs of job persistence: `EvalStore`'s public methods (one class on SQLite, D1 and PostgreSQL). */
 export type EvalStorage = { [K in keyof EvalStore]: EvalStore[K] };
 
 /** The two stores a server runs on. */
@@ -22,5 +22,5 @@ export interface Stores {
 
 /** The embedded default: both stores on one drizzle SQLite database (better-sqlite3 or D1). */
 export function sqliteStores(db: EdgegymDb): Stores {
-  return { episodes: new EpisodeStore(db), evals: new EvalStore(db) };
+  return { episodes: new EpisodeStore(db), evals: sqliteEvalStore(db) };
 }

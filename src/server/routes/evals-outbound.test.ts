@@ -7,7 +7,7 @@ import { reverseLastUser, startScriptedModel } from "../../../test/support/scrip
 import { builtinEnvs, EnvRegistry } from "../../envs/index.js";
 import { EvalRequest, type EvalJob } from "../../protocol/index.js";
 import { createApp } from "../app.js";
-import { EvalStore } from "../db/eval-store.js";
+import { sqliteEvalStore } from "../db/eval-store.js";
 import { openNodeDatabase } from "../db/node-sqlite.js";
 import type { ServerConfig } from "../context.js";
 
@@ -78,7 +78,7 @@ describe("a job stored before the caps (an earlier version, looser settings)", (
     const database = openNodeDatabase(":memory:");
     const now = Date.now();
     const request = EvalRequest.parse({ env_id: "reverse-text", model: "m", num_examples: 1, rollouts_per_example: 1, split: "eval", sampling_args: { n: 128, max_tokens: 100000 } });
-    await new EvalStore(database.db).insertJob({
+    await sqliteEvalStore(database.db).insertJob({
       id: "ev_old", envId: "reverse-text", envVersion: "1", model: "m", status: "queued", request, split: "eval", numExamples: 1, totalRollouts: 1,
       summary: null, error: null, cancelRequested: false, leaseOwner: null, leaseExpiresAt: null, runMs: 0, createdAt: now, updatedAt: now, startedAt: null, finishedAt: null,
     });

@@ -9,7 +9,7 @@ import { calculator, toolUsingModel } from "../../../test/support/eval-envs.js";
 import { reverseLastUser, startScriptedModel, type ScriptedModelServer, type ScriptedPolicy } from "../../../test/support/scripted-model.js";
 import { createApp } from "../app.js";
 import type { ServerConfig } from "../context.js";
-import { EvalStore } from "../db/eval-store.js";
+import { sqliteEvalStore } from "../db/eval-store.js";
 import { openNodeDatabase, type NodeDatabase } from "../db/node-sqlite.js";
 import { evalJobs, evalRollouts, type NewEvalJobRow } from "../db/schema.js";
 import { RETENTION_BATCH } from "../evals/eval-service.js";
@@ -305,7 +305,7 @@ describe("DELETE /v1/evals/{eval_id}", () => {
     const id = (await call("POST", "/v1/evals", { env_id: "reverse-text", model: "m", num_examples: 1, rollouts_per_example: 1 })).json.eval_id as string;
     await waitFor(id, (j) => j.status === "completed");
     const [row] = (await call("GET", `/v1/evals/${id}/results`)).text.trim().split("\n").map((l) => EvalRollout.parse(JSON.parse(l)));
-    const store = new EvalStore(database.db);
+    const store = sqliteEvalStore(database.db);
     // What a runner whose lease lapsed would write late, for a key not stored yet.
     await store.insertRollout(id, { ...(row as EvalRollout), rollout_index: 7 }, Date.now());
     expect((await stored(database, id)).rollouts).toBe(1);
@@ -375,7 +375,7 @@ describe("eval retention (EDGEGYM_EVAL_RETENTION_DAYS)", () => {
   it("deletes at most a batch per pass, oldest first, and drains a backlog over passes", async () => {
     let now = Date.parse("2026-11-01T12:00:00Z");
     const { evals, database } = server({ config: { evalRetentionDays: 1 }, clock: () => now, start: false });
-    const store = new EvalStore(database.db);
+    const store = sqliteEvalStore(database.db);
     const [sample] = sampleRollouts(1);
     // Jobs written through the store as a runner writes them: claimed (running), two rollouts each, then ended.
     const ids: string[] = [];

@@ -4,7 +4,7 @@ import { createMathDatasetEnv, EnvRegistry, mathDatasetConfigFromVar, type AnyEn
 import { createApp, type EdgegymApp } from "../app.js";
 import { serverConfigFromVars, type ConfigVars } from "../config-vars.js";
 import { openD1Database } from "../db/d1.js";
-import { EvalStore } from "../db/eval-store.js";
+import { sqliteEvalStore } from "../db/eval-store.js";
 import { sqliteStores, type Stores } from "../db/stores.js";
 import { WORKER_SETTINGS } from "../settings.js";
 import { DurableEpisodeStore } from "./durable/durable-episode-store.js";
@@ -64,7 +64,7 @@ export function workerStores(bindings: WorkerBindings): Stores {
   if (!bindings.EPISODES || !bindings.EPISODE_INDEX) {
     throw new Error("EDGEGYM_EPISODE_STORE=durable-objects needs the EPISODES and EPISODE_INDEX Durable Object bindings (wrangler.jsonc)");
   }
-  return { episodes: new DurableEpisodeStore(bindings.EPISODES, bindings.EPISODE_INDEX), evals: new EvalStore(db) };
+  return { episodes: new DurableEpisodeStore(bindings.EPISODES, bindings.EPISODE_INDEX), evals: sqliteEvalStore(db) };
 }
 
 /** The Worker's module export: HTTP requests and the cron trigger that reaps expired episodes and old eval jobs. */

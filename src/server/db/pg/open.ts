@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { Stores } from "../stores.js";
 import { PgEpisodeStore } from "./episode-store.js";
-import { PgEvalStore } from "./eval-store.js";
+import { pgEvalStore } from "./eval-store.js";
 import * as schema from "./schema.js";
 
 /** The PostgreSQL engine's checked-in migrations (drizzle-kit, drizzle.pg.config.ts). */
@@ -53,5 +53,5 @@ export async function openPostgres(url: string, options: OpenPostgresOptions = {
     throw err;
   }
   const db = drizzle(pool, { schema });
-  return { db, stores: { episodes: new PgEpisodeStore(db, pool), evals: new PgEvalStore(db) }, close: () => pool.end() };
+  return { db, stores: { episodes: new PgEpisodeStore(db, pool), evals: pgEvalStore(db) }, close: () => pool.end() };
 }
