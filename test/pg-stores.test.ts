@@ -1,72 +1,24 @@
 import { readFileSync } from "node:fs";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { StepWrite } from "../src/server/db/episode-store.js";
+import { sql } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openPostgres, type PostgresDatabase } from "../src/server/db/pg/open.js";
 import type { PgEpisodeStore } from "../src/server/db/pg/episode-store.js";
-import type { NewEpisodeRow } from "../src/server/db/schema.js";
-import type { EvalRollout } from "../src/protocol/index.js";
+import { describeStoreConformance } from "./conformance/store-conformance.js";
+import { episodeRow as row, OPENING, stepWrite } from "./support/episode-rows.js";
 import { postgresMissing, startPostgres, type TestPostgres } from "./support/postgres.js";
 
 const PG_MIGRATIONS = (JSON.parse(readFileSync("drizzle-pg/meta/_journal.json", "utf8")) as { entries: unknown[] }).entries.length;
 
-// The PostgreSQL stores' own guarantees, on a real server: what src/server/db/episode-store.test.ts
-// checks of the SQLite store, plus races between two connection pools (two processes).
+// The PostgreSQL stores on a real server: the store contract shared with SQLite
+// (test/conformance/store-conformance.ts), plus what only PostgreSQL has to show: one
+// migration run by two processes, int8 seeds, NULs in text, and races between two
+// connection pools (two processes).
 const missing = postgresMissing();
-const OPENING = [{ role: "user", content: "hi" }];
 
-function stepWrite(id: string, expectedTurn: number, extra: Partial<StepWrite> = {}): StepWrite {
-  return {
-    id,
-    expectedTurn,
-    turn: expectedTurn + 1,
-    state: { n: expectedTurn + 1 },
-    message: { role: "assistant", content: `a${expectedTurn}` },
-    reply: JSON.stringify({ turn: expectedTurn + 1, messages: [{ role: "user", content: `r${expectedTurn}` }] }),
-    sampled: null,
-    templateHash: null,
-    templateChanges: null,
-    tallies: null,
-    status: "active",
-    stopReason: null,
-    truncated: false,
-    error: null,
-    now: 2,
-    expiresAt: 60_002,
-    addedBytes: 10,
-    maxEpisodeBytes: 1_000_000,
-    ...extra,
-  };
-}
-
-function row(id: string, extra: Partial<NewEpisodeRow> = {}): NewEpisodeRow {
-  return {
-    id,
-    envId: "e",
-    envVersion: "1",
-    split: "train",
-    taskIndex: 3,
-    seed: 7,
-    args: { level: 2 },
-    metadata: { run: "r1" },
-    state: null,
-    promptLength: 1,
-    turn: 0,
-    status: "active",
-    stopReason: null,
-    truncated: false,
-    error: null,
-    score: null,
-    scoredAt: null,
-    idempotencyKey: null,
-    requestHash: "{}",
-    ttlSeconds: 60,
-    createdAt: 1,
-    updatedAt: 1,
-    expiresAt: 60_001,
-    ...extra,
-  };
-}
+/** One episode's own turn rows. */
+const turnsIn = async (database: PostgresDatabase, id: string) =>
+  (await database.db.execute<{ turn: number }>(sql`select turn from episode_turns where episode_id = ${id} order by turn`)).rows.map((r) => r.turn);
 
 describe.skipIf(missing !== undefined)(`PostgreSQL stores${missing ? ` (skipped: ${missing})` : ""}`, () => {
   let postgres: TestPostgres;
@@ -75,7 +27,6 @@ describe.skipIf(missing !== undefined)(`PostgreSQL stores${missing ? ` (skipped:
   let a: PostgresDatabase;
   let b: PostgresDatabase;
   let ep: PgEpisodeStore;
-  const turnsOf = async (id: string) => (await a.db.execute<{ turn: number }>(`select turn from episode_turns where episode_id = '${id}' order by turn`)).rows.map((r) => r.turn);
 
   beforeAll(async () => {
     postgres = await startPostgres({ settings: { fsync: "off" } });
@@ -87,6 +38,19 @@ describe.skipIf(missing !== undefined)(`PostgreSQL stores${missing ? ` (skipped:
     await a?.close();
     await b?.close();
     await postgres?.stop();
+  });
+
+  // The store contract shared with SQLite: each test on a new database, through two pools.
+  const fresh: PostgresDatabase[] = [];
+  let databases = 0;
+  afterEach(async () => {
+    await Promise.all(fresh.splice(0).map((d) => d.close()));
+  });
+  describeStoreConformance("PostgreSQL", async () => {
+    const dbUrl = await postgres.createDatabase(`conformance_${++databases}`);
+    const [one, two] = await Promise.all([openPostgres(dbUrl), openPostgres(dbUrl)]);
+    fresh.push(one, two);
+    return { a: one.stores, b: two.stores, turnsOf: (id) => turnsIn(one, id) };
   });
 
   it("migrates once when two processes open a new database together", async () => {
@@ -130,11 +94,11 @@ describe.skipIf(missing !== undefined)(`PostgreSQL stores${missing ? ` (skipped:
     const stores = [a.stores.episodes, b.stores.episodes];
     const results = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 2]?.commitStep(stepWrite("ep_race", 0, { reply: `r${i}` }))));
     expect(results.filter(Boolean)).toHaveLength(1);
-    expect(await turnsOf("ep_race")).toEqual([0, 1]);
+    expect(await turnsIn(a, "ep_race")).toEqual([0, 1]);
     const winner = results.findIndex(Boolean);
     expect((await ep.turnForRetry("ep_race", 1))?.reply).toBe(`r${winner}`);
     expect(await ep.commitStep(stepWrite("ep_race", 1, { addedBytes: 100, maxEpisodeBytes: 50 }))).toBe(false);
-    expect(await turnsOf("ep_race")).toEqual([0, 1]);
+    expect(await turnsIn(a, "ep_race")).toEqual([0, 1]);
   });
 
   it("creates one episode for an idempotency key raced from two processes", async () => {
@@ -145,60 +109,4 @@ describe.skipIf(missing !== undefined)(`PostgreSQL stores${missing ? ` (skipped:
     expect(new Set(results.map((r) => r.row.id)).size).toBe(1);
   });
 
-  it("answers a stale cached head only with a lost write", async () => {
-    await ep.insert(row("ep_x"), OPENING);
-    const head = await ep.getForStep("ep_x", 0);
-    expect(await ep.commitStep({ ...stepWrite("ep_x", 0), before: head })).toBe(true);
-    expect(await b.stores.episodes.commitStep(stepWrite("ep_x", 1, { reply: "theirs" }))).toBe(true);
-    const stale = await ep.getForStep("ep_x", 1);
-    expect(stale?.turn).toBe(1);
-    expect(await ep.commitStep({ ...stepWrite("ep_x", 1, { reply: "ours" }), before: stale })).toBe(false);
-    expect((await ep.getForStep("ep_x", 1))?.turn).toBe(2);
-    expect((await ep.turnForRetry("ep_x", 2))?.reply).toBe("theirs");
-    // The cached head equals the row as another process reads it.
-    const h2 = await ep.getForStep("ep_x", 2);
-    expect(await ep.commitStep({ ...stepWrite("ep_x", 2), before: h2 })).toBe(true);
-    expect(await ep.getForStep("ep_x", 3)).toEqual(await b.stores.episodes.getForStep("ep_x"));
-  });
-
-  it("keeps an expired parent's turns while a live fork names them; two reapers at once do not collide", async () => {
-    await ep.insert(row("ep_p", { expiresAt: 100 }), OPENING);
-    for (let i = 0; i < 4; i++) expect(await ep.commitStep(stepWrite("ep_p", i, { expiresAt: 100 }))).toBe(true);
-    const forkRow = row("", { parentId: "ep_p", forkTurn: 2, turn: 2, expiresAt: 1_000 });
-    expect(await ep.insertForks(forkRow, [{ id: "ep_f", idempotencyKey: "fk#0" }], [{ ancestorId: "ep_p", toTurn: 2 }])).toEqual(["ep_f"]);
-    expect(await ep.insertForks(forkRow, [{ id: "ep_g", idempotencyKey: "fk#0" }], [{ ancestorId: "ep_p", toTurn: 2 }])).toEqual([]);
-    expect(await ep.lineage("ep_f")).toEqual([{ ancestorId: "ep_p", toTurn: 2 }]);
-    // Reaping at 200 expires ep_p (and ep_1.. stay: they expire at 60,001).
-    const both = await Promise.all([a.stores.episodes.reapExpired(200), b.stores.episodes.reapExpired(200)]);
-    expect(both.reduce((n, r) => n + r.expired, 0)).toBe(1);
-    expect(await turnsOf("ep_p")).toEqual([0, 1, 2]);
-    expect(await ep.reapExpired(2_000)).toEqual({ expired: 1, deleted: 0 });
-    expect(await turnsOf("ep_p")).toEqual([]);
-    expect((await ep.get("ep_p"))?.status).toBe("expired");
-  });
-
-  it("eval jobs: one process holds a lease, a rollout is stored once, counts are numbers", async () => {
-    const now = 1_000;
-    await a.stores.evals.insertJob({
-      id: "ev_1", envId: "e", envVersion: "1", model: "m", status: "queued", request: { n: 1 }, split: "eval",
-      numExamples: 2, totalRollouts: 2, summary: null, error: null, cancelRequested: false, leaseOwner: null, leaseExpiresAt: null,
-      runMs: 0, createdAt: now, updatedAt: now, startedAt: null, finishedAt: null, tenant: "public",
-    });
-    const claims = await Promise.all([a.stores.evals.claim("ev_1", "proc_a", now, 1_000), b.stores.evals.claim("ev_1", "proc_b", now, 1_000)]);
-    expect(claims.filter((c) => c !== null)).toHaveLength(1);
-    const holder = claims[0] ? "proc_a" : "proc_b";
-    expect(await a.stores.evals.countLive("public")).toBe(1);
-    const rollout = { example_id: 0, rollout_index: 0, reward: 0.5 } as unknown as EvalRollout;
-    await Promise.all([a.stores.evals.insertRollout("ev_1", rollout, now), b.stores.evals.insertRollout("ev_1", rollout, now)]);
-    expect(await a.stores.evals.progress("ev_1")).toEqual({ done: 1, errors: 0, meanReward: 0.5 });
-    // The lease lapses: the other process takes the job over.
-    const other = holder === "proc_a" ? "proc_b" : "proc_a";
-    expect(await b.stores.evals.claim("ev_1", other, now + 500, 1_000)).toBeNull();
-    expect((await b.stores.evals.claim("ev_1", other, now + 1_500, 1_000))?.leaseOwner).toBe(other);
-    expect(await a.stores.evals.finish("ev_1", holder, { status: "completed", summary: null, error: null, now: now + 2_000, runMs: 10 })).toBe(false);
-    expect(await a.stores.evals.finish("ev_1", other, { status: "completed", summary: { ok: true }, error: null, now: now + 2_000, runMs: 10.4 })).toBe(true);
-    expect(await a.stores.evals.getJob("ev_1")).toMatchObject({ status: "completed", summary: { ok: true }, runMs: 10, leaseOwner: null });
-    expect(await a.stores.evals.deleteEnded("ev_1")).toEqual({ rollouts: 1 });
-    expect(await a.stores.evals.getJob("ev_1")).toBeUndefined();
-  });
 });
