@@ -1,19 +1,15 @@
 import { sql } from "drizzle-orm";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { describeStoreConformance } from "../../../test/conformance/store-conformance.js";
 import { episodeRow, OPENING } from "../../../test/support/episode-rows.js";
 import { EpisodeStore } from "./episode-store.js";
-import { openNodeDatabase, type NodeDatabase } from "./node-sqlite.js";
+import { openNodeDatabase } from "./node-sqlite.js";
 import { sqliteStores } from "./stores.js";
 
-const opened: NodeDatabase[] = [];
-afterEach(() => {
-  while (opened.length) opened.pop()?.close();
-});
-
+/** A new in-memory database, closed when the test ends. */
 function open() {
   const database = openNodeDatabase(":memory:");
-  opened.push(database);
+  onTestFinished(() => database.close());
   return database.db;
 }
 
