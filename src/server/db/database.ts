@@ -113,12 +113,13 @@ const MAX_GROUP = 256;
  *
  * A unit's statements run bare inside the group's transaction, with no SAVEPOINT of its
  * own: a SAVEPOINT and its RELEASE are two more statements per unit (without them, 0.97x
- * the server CPU per persisted step, in-process A/B at 64 concurrent). When a unit throws (a bug or a constraint the SQL does not guard; never a
- * guard that finds the head moved, which is just no rows), the whole group is rolled
- * back and its units run again one transaction each, in the same order: the unit that
- * threw fails alone, the others commit, as if each had been alone all along. When BEGIN
- * or COMMIT itself fails (busy past the timeout, disk full) every unit of the group is
- * rejected and nothing of it was written.
+ * the server CPU per persisted step, in-process A/B at 64 concurrent). When a unit
+ * throws (a bug or a constraint the SQL does not guard; never a guard that finds the
+ * head moved, which is just no rows), the whole group is rolled back and its units run
+ * again one transaction each, in the same order: the unit that threw fails alone, the
+ * others commit, as if each had been alone all along. When BEGIN or COMMIT itself fails
+ * (busy past the timeout, disk full) every unit of the group is rejected and nothing of
+ * it was written.
  */
 function groupCommitRunner(sync: SyncClient): AtomicRunner {
   const cache = new Map<string, ReturnType<SyncClient["prepare"]>>();
