@@ -39,6 +39,33 @@ describe("group commit on better-sqlite3", () => {
     expect(await runner.run([{ sql: "INSERT INTO t (k, v) VALUES (?, ?)", params: ["d", 4] }])).toEqual([[]]);
   });
 
+  it("answers a counted statement with the rows it changed, not its rows", async () => {
+    const { runner } = open();
+    await runner.run([{ sql: "INSERT INTO t (k, v) VALUES (?, ?), (?, ?)", params: ["a", 1, "b", 1] }]);
+    const [applied, missed, both] = await Promise.all([
+      runner.run([{ sql: "UPDATE OR FAIL t SET v = v + 1 WHERE k = ? AND v = ?", params: ["a", 1], count: true }]),
+      // The same guard again, in the same group: the head moved, so nothing changes.
+      runner.run([{ sql: "UPDATE OR FAIL t SET v = v + 1 WHERE k = ? AND v = ?", params: ["a", 1], count: true }]),
+      runner.run([{ sql: "UPDATE t SET v = 9", params: [], count: true }]),
+    ]);
+    expect(applied).toEqual([[{ changes: 1 }]]);
+    expect(missed).toEqual([[{ changes: 0 }]]);
+    expect(both).toEqual([[{ changes: 2 }]]);
+  });
+
+  it("rolls back a unit whose later statement fails, after an earlier OR FAIL write of it succeeded", async () => {
+    const { db, runner } = open();
+    const results = await Promise.allSettled([
+      runner.run([
+        { sql: "INSERT OR FAIL INTO t (k, v) VALUES (?, ?)", params: ["a", 1] },
+        { sql: "UPDATE OR FAIL t SET v = NULL WHERE k = ?", params: ["a"], count: true },
+      ]),
+      runner.run([{ sql: "INSERT OR FAIL INTO t (k, v) VALUES (?, ?)", params: ["b", 2] }]),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "fulfilled"]);
+    expect(await db.all(sql`select k, v from t order by k`)).toEqual([{ k: "b", v: 2 }]);
+  });
+
   it("answers a unit only after the group's COMMIT", async () => {
     const { db, runner } = open();
     const pending = runner.run([{ sql: "INSERT INTO t (k, v) VALUES (?, ?)", params: ["x", 1] }]);

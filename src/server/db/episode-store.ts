@@ -27,17 +27,22 @@ const INSERT_EPISODE = `INSERT INTO episodes (${EPISODE_COLUMNS.map((c) => `"${c
 
 const TURN_COLUMNS = "episode_id, turn, message, reply_messages, reply, state, done, sampled, template_hash, stop_tallies, created_at";
 
-/** A turn row guarded by the head: written only while the episode is where the step found it. */
-const INSERT_TURN = `INSERT INTO episode_turns (${TURN_COLUMNS})
+/**
+ * A turn row guarded by the head: written only while the episode is where the step found it.
+ * `OR FAIL` on both of a step's writes: each writes one row, whose constraints SQLite checks
+ * before writing it, so FAIL undoes exactly what the default ABORT would (nothing), but it
+ * spares SQLite the statement journal ABORT keeps inside a multi-statement transaction (a
+ * group commit): a copy of every page the statement touches, memmove'd before the change.
+ */
+const INSERT_TURN = `INSERT OR FAIL INTO episode_turns (${TURN_COLUMNS})
   SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
   WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ? AND turn = ? AND status = 'active' AND stored_bytes + ? <= ?)
   ON CONFLICT DO NOTHING`;
 
 /** The head's move, under the same guard: inside one batch both statements see the same head, so both apply or neither. */
-const UPDATE_HEAD = `UPDATE episodes SET turn = ?, state = ?, status = ?, stop_reason = ?, truncated = ?, error = ?, updated_at = ?, expires_at = ?,
+const UPDATE_HEAD = `UPDATE OR FAIL episodes SET turn = ?, state = ?, status = ?, stop_reason = ?, truncated = ?, error = ?, updated_at = ?, expires_at = ?,
   stored_bytes = stored_bytes + ?, template_hash = ?, template_changes = coalesce(?, template_changes), stop_tallies = ?
-  WHERE id = ? AND turn = ? AND status = 'active' AND stored_bytes + ? <= ?
-  RETURNING id`;
+  WHERE id = ? AND turn = ? AND status = 'active' AND stored_bytes + ? <= ?`;
 
 /** How long an expired episode's tombstone is kept, so it answers 410 rather than 404. */
 export const TOMBSTONE_MS = 7 * 24 * 3600 * 1000;
@@ -379,6 +384,7 @@ export class EpisodeStore {
       },
       {
         sql: UPDATE_HEAD,
+        count: true,
         params: [
           w.turn,
           stateJson,
@@ -399,7 +405,7 @@ export class EpisodeStore {
     let won = false;
     try {
       const [, updated] = await this.atomic.run(statements);
-      won = (updated?.length ?? 0) === 1;
+      won = Number(updated?.[0]?.changes ?? 0) === 1;
     } finally {
       if (won && w.before) {
         const b = w.before;

@@ -49,3 +49,57 @@ describe("UsageCache", () => {
     expect(t.reads()).toBe(2);
   });
 });
+
+describe("UsageCache under concurrent requests", () => {
+  it("reads the database once for every request that finds the figure stale together, and counts each one's addition", async () => {
+    let now = 0;
+    let reads = 0;
+    let release: (u: TenantUsage) => void = () => {};
+    const cache = new UsageCache(1000, 200, () => now);
+    const admit = () =>
+      cache.admit(
+        "t",
+        { openEpisodes: 1, storedBytes: 5 },
+        (u) => u.openEpisodes < 50,
+        () => {
+          reads++;
+          return new Promise<TenantUsage>((resolve) => (release = resolve));
+        },
+        (u) => new Error(`full at ${u.openEpisodes}`),
+      );
+    const batch = Array.from({ length: 64 }, admit);
+    expect(reads).toBe(1);
+    release({ openEpisodes: 10, storedBytes: 0 });
+    const results = await Promise.allSettled(batch);
+    // 10 open in the database: 40 more fit under 50, the other 24 are refused on the shared figure.
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(40);
+    expect(results.filter((r) => r.status === "rejected")).toHaveLength(24);
+    expect(reads).toBe(1);
+    now += 1000; // stale again: one new read, not one per request
+    const next = Array.from({ length: 8 }, admit);
+    release({ openEpisodes: 0, storedBytes: 0 });
+    await Promise.all(next);
+    expect(reads).toBe(2);
+  });
+
+  it("a failed read fails every request that waited for it, and the next request reads again", async () => {
+    let reads = 0;
+    const cache = new UsageCache(1000, 200, () => 0);
+    const admit = () =>
+      cache.admit(
+        "t",
+        { openEpisodes: 1, storedBytes: 0 },
+        () => true,
+        async () => {
+          reads++;
+          if (reads === 1) throw new Error("database is locked");
+          return { openEpisodes: 0, storedBytes: 0 };
+        },
+        () => new Error("full"),
+      );
+    const failed = await Promise.allSettled([admit(), admit(), admit()]);
+    expect(failed.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    await admit();
+    expect(reads).toBe(2);
+  });
+});

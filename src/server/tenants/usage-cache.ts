@@ -18,6 +18,13 @@ import type { TenantUsage } from "../db/episode-store.js";
  */
 export class UsageCache {
   private readonly entries = new Map<string, { at: number; usage: TenantUsage }>();
+  /**
+   * The read under way per tenant: requests that find the figure stale together wait for
+   * one scan. Without it, the 64 resets of a trainer's batch that all came due in the
+   * same second each scanned the index (~50 scans a second instead of one: 6% of the
+   * server CPU per persisted step in the in-process step benchmark).
+   */
+  private readonly reading = new Map<string, Promise<{ at: number; usage: TenantUsage }>>();
 
   constructor(
     private readonly maxAgeMs: number,
@@ -35,11 +42,26 @@ export class UsageCache {
     const now = this.clock();
     let entry = this.entries.get(tenant);
     if (!entry || now - entry.at >= this.maxAgeMs || (!fits(entry.usage) && now - entry.at >= this.rereadMs)) {
-      entry = { at: now, usage: await read() };
-      this.entries.set(tenant, entry);
+      entry = await this.readOnce(tenant, now, read);
     }
     if (!fits(entry.usage)) throw refuse(entry.usage);
     entry.usage = { openEpisodes: entry.usage.openEpisodes + add.openEpisodes, storedBytes: entry.usage.storedBytes + add.storedBytes };
+  }
+
+  /** One database read for every caller that needs the tenant's figure while it runs; the figure read is shared, each caller then adds its own. */
+  private readOnce(tenant: string, now: number, read: () => Promise<TenantUsage>): Promise<{ at: number; usage: TenantUsage }> {
+    let pending = this.reading.get(tenant);
+    if (!pending) {
+      pending = read()
+        .then((usage) => {
+          const entry = { at: now, usage };
+          this.entries.set(tenant, entry);
+          return entry;
+        })
+        .finally(() => this.reading.delete(tenant));
+      this.reading.set(tenant, pending);
+    }
+    return pending;
   }
 
   /**
