@@ -15,13 +15,14 @@
  *
  *   BENCH_SECONDS=5 BENCH_LEVELS=1,16,64,256 npm run bench:openenv
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
 import { WebSocket } from "ws";
-import { freePort, REPO_ROOT, startNodeServer } from "../test/support/node-server.js";
+import { startNodeServer } from "../test/support/node-server.js";
+import { openenvPython, startPeerServer, type PeerServer } from "./support/peer-server.js";
 import { processTreeCpuSeconds } from "./support/process-cpu.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -141,9 +142,8 @@ function nativeSession(pool: Pool): Session {
 }
 
 /** openenv-core's echo server: the environment `openenv init` writes, served by its create_app with room for every session. */
-async function startOpenEnvEcho(python: string, dir: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+async function startOpenEnvEcho(python: string, dir: string): Promise<PeerServer> {
   execFileSync(join(python, "..", "openenv"), ["init", "bench_echo", "-o", dir], { stdio: "ignore" });
-  const port = await freePort();
   const launcher = join(dir, "serve_echo.py");
   writeFileSync(
     launcher,
@@ -154,40 +154,16 @@ async function startOpenEnvEcho(python: string, dir: string): Promise<{ url: str
       "from models import BenchEchoAction, BenchEchoObservation",
       "from server.bench_echo_environment import BenchEchoEnvironment",
       "app = create_app(BenchEchoEnvironment, BenchEchoAction, BenchEchoObservation, env_name='bench_echo', max_concurrent_envs=1024)",
-      `uvicorn.run(app, host='127.0.0.1', port=${port}, log_level='warning')`,
+      "uvicorn.run(app, host='127.0.0.1', port=int(sys.argv[1]), log_level='warning')",
     ].join("\n"),
   );
-  const child = spawn(python, [launcher], { stdio: ["ignore", "inherit", "inherit"] });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`openenv echo server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error("openenv echo server did not answer /health within 60 s");
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return {
-    url,
-    child,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
-      }),
-  };
+  return startPeerServer("openenv echo server", python, launcher);
 }
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "–");
 
 async function main(): Promise<void> {
-  const python = execFileSync("bash", ["scripts/openenv-venv.sh"], { cwd: REPO_ROOT, encoding: "utf8" }).trim().split("\n").at(-1) as string;
-  const version = execFileSync(python, ["-c", "import importlib.metadata as m; print(m.version('openenv-core'))"], { encoding: "utf8" }).trim();
+  const { python, version } = openenvPython();
   const dir = mkdtempSync(join(tmpdir(), "edgegym-bench-openenv-"));
   const edgegym = await startNodeServer({ db: join(dir, "bench.db"), args: ["--env", "./bench/echo-env.js"] });
   const echo = await startOpenEnvEcho(python, dir);

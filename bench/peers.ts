@@ -16,11 +16,12 @@
  *
  *   BENCH_SECONDS=3 BENCH_LEVELS=1,16,64,256 npm run bench:peers
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, REPO_ROOT, startNodeServer } from "../test/support/node-server.js";
+import { REPO_ROOT, startNodeServer } from "../test/support/node-server.js";
+import { openenvPython, startPeerServer } from "./support/peer-server.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
@@ -29,44 +30,15 @@ const IDLE_EPISODES = Number(process.env.BENCH_IDLE_EPISODES ?? 1000);
 /** Substrings of path names to leave out, comma-separated (e.g. "httpx" to skip the slow httpx client). */
 const SKIP = (process.env.BENCH_SKIP ?? "").split(",").filter(Boolean);
 
-async function startOpenEnvEcho(python: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(python, [join(REPO_ROOT, "bench/support/openenv_echo.py"), String(port)], { stdio: ["ignore", "inherit", "inherit"] });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`openenv echo server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error("openenv echo server did not answer /health within 60 s");
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return {
-    url,
-    child,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 5_000).unref();
-      }),
-  };
-}
-
 async function main(): Promise<void> {
-  const python = execFileSync("bash", ["scripts/openenv-venv.sh"], { cwd: REPO_ROOT, encoding: "utf8" }).trim().split("\n").at(-1) as string;
-  const version = execFileSync(python, ["-c", "import importlib.metadata as m; print(m.version('openenv-core'))"], { encoding: "utf8" }).trim();
+  const { python, version } = openenvPython();
   const dir = mkdtempSync(join(tmpdir(), "edgegym-bench-peers-"));
   const edgegym = await startNodeServer({
     db: join(dir, "bench.db"),
     args: ["--env", "./bench/echo-env.js"],
     env: { EDGEGYM_QUOTA_OPEN_EPISODES: "off", EDGEGYM_QUOTA_RESETS_PER_SECOND: "off" },
   });
-  const echo = await startOpenEnvEcho(python);
+  const echo = await startPeerServer("openenv echo server", python, join(REPO_ROOT, "bench/support/openenv_echo.py"));
   const model = readFileSync("/proc/cpuinfo", "utf8").match(/model name\s*:\s*(.*)/)?.[1] ?? "unknown CPU";
   console.log(`# bench:peers — ${cpus().length} cores (${model}), load average ${loadavg()[0]?.toFixed(1)} at start`);
   const config = {

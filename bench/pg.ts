@@ -20,6 +20,7 @@ import pg from "pg";
 import { Pool } from "undici";
 import { REPO_ROOT, startNodeServer, type ChildServer } from "../test/support/node-server.js";
 import { startPostgres } from "../test/support/postgres.js";
+import { httpEpisodes } from "./support/http-episodes.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 2);
@@ -51,33 +52,9 @@ async function load(servers: ChildServer[], seconds: number): Promise<Omit<Row, 
     return { status: res.statusCode, text: await res.body.text() };
   };
   const latencies: number[] = [];
-  let errors = 0;
   const start = performance.now();
   const until = start + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < until) {
-        const reset = await call("POST", "/v1/envs/bench-echo/episodes", {});
-        if (reset.status !== 201) {
-          errors++;
-          continue;
-        }
-        const id = (JSON.parse(reset.text) as { episode_id: string }).episode_id;
-        let turn = 0;
-        let done = false;
-        while (!done && performance.now() < until) {
-          const t = performance.now();
-          const res = await call("POST", `/v1/episodes/${id}/step`, { turn, message: { role: "assistant", content: "one two three four five" } });
-          if (res.status !== 200) {
-            errors++;
-            break;
-          }
-          latencies.push(performance.now() - t);
-          ({ turn, done } = JSON.parse(res.text) as { turn: number; done: boolean });
-        }
-      }
-    }),
-  );
+  const errors = (await Promise.all(Array.from({ length: CONCURRENCY }, () => httpEpisodes(call, until, (ms) => latencies.push(ms))))).reduce((a, b) => a + b, 0);
   const elapsed = (performance.now() - start) / 1000;
   await Promise.all(pools.map((p) => p.close()));
   latencies.sort((a, b) => a - b);

@@ -18,6 +18,7 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
 import { REPO_ROOT, startNodeServer } from "../test/support/node-server.js";
+import { httpEpisodes } from "./support/http-episodes.js";
 import { ownCpuSeconds, processTreeCpuSeconds } from "./support/process-cpu.js";
 import { SessionSocket, socketEpisodes } from "./support/session-socket.js";
 import { runWrk, wrkAvailable, type WrkResult } from "./support/wrk.js";
@@ -29,7 +30,6 @@ const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 2);
 /** Below this share of a core the server was not the only thing setting the pace. */
 const BUSY = 0.85;
 const WS = process.env.BENCH_WS !== "0";
-const STEP_MESSAGE = { role: "assistant", content: "one two three four five" } as const;
 
 
 interface Result {
@@ -123,32 +123,7 @@ async function main(): Promise<void> {
       };
 
       // Each worker plays its own episodes: reset (not counted), then steps until done.
-      const stepWorker: Worker = async (record, until) => {
-        let errors = 0;
-        while (performance.now() < until) {
-          const reset = await call("POST", "/v1/envs/bench-echo/episodes", {});
-          if (reset.status !== 201) {
-            errors++;
-            continue;
-          }
-          const id = (JSON.parse(reset.text) as { episode_id: string }).episode_id;
-          let turn = 0;
-          let done = false;
-          while (!done && performance.now() < until) {
-            const t = performance.now();
-            const res = await call("POST", `/v1/episodes/${id}/step`, { turn, message: STEP_MESSAGE });
-            if (res.status !== 200) {
-              errors++;
-              break;
-            }
-            record(performance.now() - t);
-            const body = JSON.parse(res.text) as { turn: number; done: boolean };
-            turn = body.turn;
-            done = body.done;
-          }
-        }
-        return errors;
-      };
+      const stepWorker: Worker = (record, until) => httpEpisodes(call, until, record);
 
       // The same episodes over the session socket: one socket for the level, frames tagged by id.
       const socket = WS ? await SessionSocket.open(server.url) : null;

@@ -1,4 +1,5 @@
 import WebSocket from "ws";
+import { STEP_MESSAGE } from "./http-episodes.js";
 
 /** One /v1/ws socket shared by every episode of a level; each frame's reply is matched by its id. */
 export class SessionSocket {
@@ -57,7 +58,7 @@ export async function socketEpisodes(socket: SessionSocket, until: number, recor
     let done = false;
     while (!done && performance.now() < until) {
       const t = performance.now();
-      const res = await socket.request({ op: "step", episode_id: id, body: { turn, message: { role: "assistant", content: "one two three four five" } } });
+      const res = await socket.request({ op: "step", episode_id: id, body: { turn, message: STEP_MESSAGE } });
       if (res.status !== 200) {
         errors++;
         break;

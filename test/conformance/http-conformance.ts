@@ -142,6 +142,19 @@ export function describeHttpConformance(options: ConformanceOptions): void {
       expect(episode.json.messages.filter((m: { role: string }) => m.role === "assistant")).toHaveLength(1);
     });
 
+    it("lets exactly one of several different messages racing for the same turn win; the others get 409 and the transcript holds the winner's", async () => {
+      const { episode_id: id } = await newEpisode({ index: 1 });
+      const messages = Array.from({ length: 5 }, (_, i) => answer(`racer ${i}`));
+      const replies = await Promise.all(messages.map((message) => call("POST", `/v1/episodes/${id}/step`, { turn: 0, message })));
+      const won = replies.flatMap((r, i) => (r.status === 200 ? [i] : []));
+      expect(won).toHaveLength(1);
+      for (const r of replies) if (r.status !== 200) expectError(r, "turn_conflict");
+      const episode = await call("GET", `/v1/episodes/${id}`);
+      const assistant = episode.json.messages.filter((m: { role: string }) => m.role === "assistant");
+      expect(assistant).toEqual([expect.objectContaining({ content: messages[won[0] as number]?.content })]);
+      expect(episode.json.turn).toBe(1);
+    });
+
     it("answers 409 turn_conflict for a different message at a stale turn or a future turn", async () => {
       const { episode_id: id } = await newEpisode();
       expectError(await call("POST", `/v1/episodes/${id}/step`, { turn: 2, message: answer("x") }), "turn_conflict");

@@ -6,7 +6,6 @@ own client."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -14,20 +13,14 @@ import pytest
 
 from edgegym import Client
 from support.server import EdgegymServer
+from support.side_venv import side_venv_python
 
-REPO = Path(__file__).resolve().parents[2]
 PLAYER = Path(__file__).resolve().parent / "mcp_client" / "play_tool_math.py"
 
 
 @pytest.fixture(scope="module")
 def mcp_python() -> str:
-    python = os.environ.get("EDGEGYM_MCP_PYTHON") or str(REPO / "trainer-adapter" / ".venv-mcp" / "bin" / "python")
-    if not Path(python).exists():
-        message = f"no MCP SDK environment at {python}: run `bash scripts/mcp-python-venv.sh` (npm test does)"
-        if os.environ.get("EDGEGYM_REQUIRE_MCP_PYTHON") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return python
+    return side_venv_python(venv=".venv-mcp", what="MCP SDK environment", script="scripts/mcp-python-venv.sh", override="EDGEGYM_MCP_PYTHON", require="EDGEGYM_REQUIRE_MCP_PYTHON")
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,6 @@ test_vllm_shapes.py).
 from __future__ import annotations
 
 import asyncio
-import os
-from pathlib import Path
 
 import httpx
 import pytest
@@ -35,23 +33,17 @@ from edgegym.rollouts import ChatTokens, CollectorSettings, RolloutCollector, Sa
 
 from .conftest import env_transcripts
 from .support.letter_a_run import letter_a_config
+from .support.side_venv import side_venv_python
 from .support.tiny_model import build_model, warm_up
 from .support.vllm_server import VLLMServer
 from .test_rollouts import RecordingGenerator, check_provenance
 
-REPO = Path(__file__).resolve().parents[2]
 SERVED = "tiny"
 
 
 @pytest.fixture(scope="module")
 def vllm_python() -> str:
-    python = os.environ.get("EDGEGYM_VLLM_PYTHON") or str(REPO / "trainer-adapter" / ".venv-vllm" / "bin" / "python")
-    if not Path(python).exists():
-        message = f"no vLLM environment at {python}: run `bash scripts/vllm-cpu-venv.sh` (npm test does)"
-        if os.environ.get("EDGEGYM_REQUIRE_VLLM") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return python
+    return side_venv_python(venv=".venv-vllm", what="vLLM environment", script="scripts/vllm-cpu-venv.sh", override="EDGEGYM_VLLM_PYTHON", require="EDGEGYM_REQUIRE_VLLM")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import oldCorpus from "./equivalence-cases.json" with { type: "json" };
 import issueCases from "./issue-13-cases.json" with { type: "json" };
 import ported from "./math-verify-cases.json" with { type: "json" };
-import { KNOWN_MISSES, OVERRIDES } from "./math-verify-verdicts.js";
+import { expectedVerdict, KNOWN_MISSES, OVERRIDES, verifyCase, type MathVerifyCase as Case } from "./math-verify-verdicts.js";
 import { verifyMath } from "./verify.js";
 
 /**
@@ -12,22 +12,8 @@ import { verifyMath } from "./verify.js";
  * OVERRIDES and KNOWN_MISSES of math-verify-verdicts.ts. A miss that starts to pass fails
  * the test until it is taken off the list, so the list only shrinks.
  */
-interface Case {
-  source: string;
-  gold: string;
-  pred: string;
-  expected: boolean;
-  targets: ("latex" | "expr")[];
-  precision: number;
-  strict: boolean;
-  allowSetRelationComp: boolean;
-}
-
 const all = [...(ported.cases as Case[]), ...(issueCases.cases as Case[])];
-const expectedOf = (c: Case): boolean => OVERRIDES[c.source]?.expected ?? c.expected;
 const key = (c: Case): string => c.source;
-const verdict = (c: Case): boolean =>
-  verifyMath(c.gold, c.pred, { precision: c.precision, targets: c.targets, allowSetRelationComparison: c.allowSetRelationComp, strict: c.strict }).equal;
 
 describe("math-verify's test cases and issue 13's", () => {
   it("holds every ported case (276 from math-verify 0.9.0) and the issue's", () => {
@@ -38,12 +24,12 @@ describe("math-verify's test cases and issue 13's", () => {
   });
 
   it("makes no false positive: every unequal pair is unequal", () => {
-    const wrong = all.filter((c) => !expectedOf(c) && verdict(c)).map((c) => `${c.source}: ${c.gold} vs ${c.pred}`);
+    const wrong = all.filter((c) => !expectedVerdict(c) && verifyCase(c)).map((c) => `${c.source}: ${c.gold} vs ${c.pred}`);
     expect(wrong).toEqual([]);
   });
 
   it("agrees with every other expected verdict; the known misses are exactly those listed", () => {
-    const misses = all.filter((c) => expectedOf(c) && !verdict(c)).map(key);
+    const misses = all.filter((c) => expectedVerdict(c) && !verifyCase(c)).map(key);
     expect(misses.sort()).toEqual(Object.keys(KNOWN_MISSES).sort());
     const agree = all.length - misses.length;
     const portedAgree = ported.cases.length - misses.filter((m) => m.startsWith("tests/")).length - Object.keys(OVERRIDES).length;

@@ -3,8 +3,23 @@
  * issue 13's cases differ from the expected ones, by case source (file:line):
  * - OVERRIDES: the expected verdict is wrong, with the argument;
  * - KNOWN_MISSES: equal pairs verifyMath does not yet see as equal, with what is missing.
- * Read by math-verify-cases.test.ts and `npm run bench:math`.
+ * Read, with the case shape and how a case is run, by math-verify-cases.test.ts and
+ * `npm run bench:math`, so the test and the benchmark judge the corpus the same way.
  */
+import { verifyMath } from "./verify.js";
+
+/** One case of math-verify-cases.json or issue-13-cases.json, with the options math-verify ran it under. */
+export interface MathVerifyCase {
+  source: string;
+  gold: string;
+  pred: string;
+  expected: boolean;
+  targets: ("latex" | "expr")[];
+  precision: number;
+  strict: boolean;
+  allowSetRelationComp: boolean;
+}
+
 export const OVERRIDES: Record<string, { expected: boolean; why: string }> = {
   "tests/test_all.py:760": {
     expected: false,
@@ -17,3 +32,10 @@ export const OVERRIDES: Record<string, { expected: boolean; why: string }> = {
 };
 
 export const KNOWN_MISSES: Record<string, string> = {};
+
+/** The verdict a case expects, once the argued OVERRIDES are applied. */
+export const expectedVerdict = (c: MathVerifyCase): boolean => OVERRIDES[c.source]?.expected ?? c.expected;
+
+/** verifyMath's verdict on a case, under the options math-verify ran it with. */
+export const verifyCase = (c: MathVerifyCase): boolean =>
+  verifyMath(c.gold, c.pred, { precision: c.precision, targets: c.targets, allowSetRelationComparison: c.allowSetRelationComp, strict: c.strict }).equal;

@@ -212,15 +212,22 @@ class ResetRequest(_Request):
     metadata: dict[str, Any] | None = None
 
 
-class ResetResponse(_Response):
+class _EpisodeOrigin(_Response):
+    """Which episode, of which environment and task: the fields a reset's reply and an
+    episode read both open with."""
+
     episode_id: str
     env_id: str
     env_version: str
-    # Always sent by this server; None from one that predates content hashes.
+    # This server sends it on reset; None in a read of an episode stored before content
+    # hashes were recorded, or from a server that predates them.
     env_hash: str | None = None
     split: Split
     index: int
     seed: int
+
+
+class ResetResponse(_EpisodeOrigin):
     turn: int
     messages: list[ChatMessage]
     tools: list[ToolDefinition]
@@ -292,15 +299,7 @@ class EpisodeTurn(_Response):
     created_at: str
 
 
-class Episode(_Response):
-    episode_id: str
-    env_id: str
-    env_version: str
-    # None for an episode stored before content hashes were recorded (or from an older server).
-    env_hash: str | None = None
-    split: Split
-    index: int
-    seed: int
+class Episode(_EpisodeOrigin):
     args: dict[str, Any]
     status: EpisodeStatus
     turn: int
