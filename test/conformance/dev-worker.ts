@@ -21,17 +21,28 @@ export function describeDevWorkerConformance(options: { name: string; tmpPrefix:
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), options.tmpPrefix));
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
     const vars = Object.entries({ EDGEGYM_API_KEYS: apiKey, ...options.vars }).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
-    server = await startChildServer({
-      command: "npm",
-      args: ["run", "--silent", "dev:worker", "--", "--port", String(port), "--persist-to", dir, ...vars],
-      env: { WRANGLER_SEND_METRICS: "false" },
-      healthUrl: `${baseUrl}/health`,
-      startTimeoutMs: 90_000,
-    });
-  }, 120_000);
+    // Two of these files start `wrangler dev` at the same moment (vitest runs files in
+    // parallel), and wrangler picks its internal sockets' ports by probing for a free one
+    // before binding it: now and then both probe the same port and one exits with
+    // "Address already in use". That start is tried again on fresh ports.
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      baseUrl = `http://127.0.0.1:${port}`;
+      try {
+        server = await startChildServer({
+          command: "npm",
+          args: ["run", "--silent", "dev:worker", "--", "--port", String(port), "--persist-to", dir, ...vars],
+          env: { WRANGLER_SEND_METRICS: "false" },
+          healthUrl: `${baseUrl}/health`,
+          startTimeoutMs: 90_000,
+        });
+        return;
+      } catch (err) {
+        if (attempt >= 3 || !/Address already in use/.test(String(err))) throw err;
+      }
+    }
+  }, 300_000);
 
   afterAll(async () => {
     await server?.stop();
