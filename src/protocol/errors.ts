@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   malformed_json: 400,
   json_too_deep: 400,
   unauthorized: 401,
+  origin_not_allowed: 403,
+  host_not_allowed: 403,
   route_not_found: 404,
   env_not_found: 404,
   episode_not_found: 404,

@@ -7,6 +7,8 @@ import { EpisodeService } from "./episode-service.js";
 import { allowedMethodsLookup } from "./allowed-methods.js";
 import { ApiError, errorResponse, handleError, validationError } from "./errors.js";
 import { bearerAuth } from "./middleware/auth.js";
+import { hostCheck } from "./middleware/origin-check.js";
+import { StreamSlots } from "./tenants/stream-slots.js";
 import { limitBody } from "./middleware/body-limit.js";
 import { jsonBody } from "./middleware/json-body.js";
 import { requestId } from "./middleware/request-id.js";
@@ -69,6 +71,9 @@ export function createApp(deps: AppDeps): EdgegymApp {
   });
 
   app.use("*", requestId());
+  // A keyless server refuses Host names it does not know, before anything else reads the request (DNS rebinding).
+  const keyless = config.apiKeys.length === 0 && config.adminApiKeys.length === 0;
+  app.use("*", hostCheck({ keyless, boundHost: config.boundHost, allowedHosts: config.allowedHosts }));
   app.use("/v1/*", bearerAuth({ keys: config.apiKeys, adminKeys: config.adminApiKeys }));
   app.use("/v1/*", limitBody(config.bodyLimitBytes));
   app.use("/v1/*", jsonBody());
@@ -87,11 +92,13 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => Promise.all(registry.list().map(describeEnv)));
   registerEpisodeRoutes(app, service);
-  registerSessionSocketRoute(app, service, config, deps.upgradeWebSocket);
+  // Both socket wires share one per-tenant count (the `sockets` quota) and the runtime's view of socket output.
+  const sockets = { flow: deps.socketFlow, tenantSlots: new StreamSlots(config.quotas.maxSockets) };
+  registerSessionSocketRoute(app, service, config, deps.upgradeWebSocket, sockets);
   registerEpisodeRescoreRoute(app, new EpisodeRescorer(store, service, config, clock));
   registerScoreCompletionsRoute(app, service);
   registerEvalRoutes(app, evals);
-  registerOpenEnvRoutes(app, service, config, deps.upgradeWebSocket);
+  registerOpenEnvRoutes(app, service, config, deps.upgradeWebSocket, sockets);
   registerMcpRoutes(app, service, config);
   registerOrsRoutes(app, service, config, () => registry.list().map((e) => e.id));
   registerDocsRoutes(app, { keysRequired: config.apiKeys.length > 0 || config.adminApiKeys.length > 0 });

@@ -7,6 +7,7 @@ import type { EdgegymDb } from "./db/database.js";
 import type { Stores } from "./db/stores.js";
 import type { Tenant } from "./tenants/keys.js";
 import { DEFAULT_QUOTAS, type TenantQuotas } from "./tenants/quotas.js";
+import type { SocketFlow } from "./sockets/socket-flow.js";
 import type { StaticAssets } from "./console/static-assets.js";
 import { EDGEGYM_VERSION } from "../version.js";
 
@@ -58,6 +59,22 @@ export interface ServerConfig {
   socketMaxInFlight: number;
   /** `/v1/ws` sockets one process (or Worker isolate) holds at once; past it an upgrade is 503 with Retry-After. */
   socketMaxOpen: number;
+  /** Reply bytes one socket (either wire) may hold unsent before it stops reading its peer (src/server/sockets/message-socket.ts). */
+  socketMaxBufferedBytes: number;
+  /** A socket over that limit this long is dropped. */
+  socketDrainTimeoutMs: number;
+  /** `/openenv/{env}/ws` sockets one process (or isolate) holds at once. */
+  openEnvSocketMaxOpen: number;
+  /** Origins besides the server's own whose pages may open its sockets; `*` for any (src/server/middleware/origin-check.ts). */
+  allowedOrigins: string[];
+  /** Host names a keyless server answers besides localhost, IP literals and `boundHost`; `*` turns the check off. */
+  allowedHosts: string[];
+  /**
+   * The address the Node server listens on (`--host`), set by the Node entry: a keyless
+   * server then refuses other `Host` names (DNS rebinding). Null (a Worker, a test app):
+   * the Host check runs only when `allowedHosts` is set.
+   */
+  boundHost: string | null;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -82,6 +99,12 @@ export const DEFAULT_CONFIG: ServerConfig = {
   envVersionCheck: "strict",
   socketMaxInFlight: 256,
   socketMaxOpen: 4096,
+  socketMaxBufferedBytes: 1024 * 1024,
+  socketDrainTimeoutMs: 30_000,
+  openEnvSocketMaxOpen: 4096,
+  allowedOrigins: [],
+  allowedHosts: [],
+  boundHost: null,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */
@@ -98,6 +121,8 @@ export interface AppDeps {
   evalModel?: (request: EvalRequest & { model: string }) => ChatModel;
   /** The runtime's WebSocket upgrade (`@hono/node-server` on Node, `hono/cloudflare-workers` on Workers); without it socket routes answer 503. */
   upgradeWebSocket?: UpgradeWebSocket;
+  /** What the runtime's sockets tell of their output (`ws` on Node); without it socket output is not metered. */
+  socketFlow?: SocketFlow;
   /** The web console's built files (`/ui`, `/docs`): from disk on Node, the ASSETS binding on Workers; without them those pages answer 404. */
   assets?: StaticAssets;
 }

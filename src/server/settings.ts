@@ -125,6 +125,33 @@ export const APP_SETTINGS: readonly Setting[] = [
     parse: positiveInt("EDGEGYM_WS_MAX_SOCKETS"), file: null, apply: (c, v) => { c.socketMaxOpen = v; },
   }),
   setting({
+    variable: "EDGEGYM_WS_MAX_BUFFERED_BYTES", fileKey: null, flag: null, runtimes: "both", default: "1048576",
+    doc: "reply bytes one socket may hold unsent; past it the socket stops reading its peer until half has drained (Node; a Worker's socket cannot tell, [websocket.md](websocket.md))",
+    parse: positiveInt("EDGEGYM_WS_MAX_BUFFERED_BYTES"), file: null, apply: (c, v) => { c.socketMaxBufferedBytes = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_WS_DRAIN_TIMEOUT_SECONDS", fileKey: null, flag: null, runtimes: "both", default: "30",
+    doc: "a socket whose output stays over that limit this long is dropped: its peer is not reading",
+    parse: positiveInt("EDGEGYM_WS_DRAIN_TIMEOUT_SECONDS"), file: null, apply: (c, v) => { c.socketDrainTimeoutMs = v * 1000; },
+  }),
+  setting({
+    variable: "EDGEGYM_OPENENV_WS_MAX_SOCKETS", fileKey: null, flag: null, runtimes: "both", default: "4096",
+    doc: "`/openenv/{env}/ws` sockets one process or isolate holds at once (the per-tenant `sockets` quota counts both wires)",
+    parse: positiveInt("EDGEGYM_OPENENV_WS_MAX_SOCKETS"), file: null, apply: (c, v) => { c.openEnvSocketMaxOpen = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_ALLOWED_ORIGINS", fileKey: "allowed_origins", flag: null, runtimes: "both", default: "none (the server's own origin only)",
+    doc: "comma-separated origins (`https://app.example`) whose pages may open the server's WebSockets besides its own; `*` allows any. A socket upgrade with another `Origin` is 403 `origin_not_allowed` ([security.md](security.md))",
+    parse: keys, file: z.array(z.string().min(1)), combine: union,
+    apply: (c, v) => { c.allowedOrigins = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_ALLOWED_HOSTS", fileKey: "allowed_hosts", flag: null, runtimes: "both", default: "none (localhost, IP addresses and the bound name)",
+    doc: "comma-separated host names a keyless server answers besides localhost, IP addresses and its `--host` (`.example.com` takes subdomains too; `*` turns the check off); any other `Host` is 403 `host_not_allowed`, which stops DNS rebinding. On a Worker the check runs only when this is set ([security.md](security.md))",
+    parse: keys, file: z.array(z.string().min(1)), combine: union,
+    apply: (c, v) => { c.allowedHosts = v; },
+  }),
+  setting({
     variable: "EDGEGYM_EVAL_BASE_URL", fileKey: "eval_base_url", flag: null, runtimes: "node", default: "none (evaluation jobs off)",
     doc: "OpenAI-compatible endpoint that evaluation jobs (`POST /v1/evals`) call; never sent to clients",
     parse: (raw) => {

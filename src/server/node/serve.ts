@@ -10,6 +10,8 @@ import { isPostgresUrl } from "../db/pg/url.js";
 import { sqliteStores, type Stores } from "../db/stores.js";
 import { coalesceFrameWrites } from "./coalesce-frame-writes.js";
 import { consoleFilesOnDisk } from "./console-files.js";
+import { answerRefusedUpgrades } from "./upgrade-rejections.js";
+import { wsSocketFlow } from "./ws-flow.js";
 
 export interface NodeServerOptions {
   port: number;
@@ -52,7 +54,9 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? [])]);
   // WebSockets (the OpenEnv /ws session) through @hono/node-server's own upgrade helper over `ws`,
   // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
-  const { app, store, evals, config } = createApp({ stores: database.stores, registry, config: options.config ?? {}, upgradeWebSocket, assets: consoleFilesOnDisk() });
+  // The address it listens on goes to the app: a keyless server answers only that, localhost and IP addresses (DNS rebinding).
+  const appConfig: Partial<ServerConfig> = { boundHost: options.host, ...options.config };
+  const { app, store, evals, config } = createApp({ stores: database.stores, registry, config: appConfig, upgradeWebSocket, socketFlow: wsSocketFlow, assets: consoleFilesOnDisk() });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
   coalesceFrameWrites(sockets);
 
@@ -75,8 +79,10 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   const timer = interval > 0 ? setInterval(() => void reap(), interval) : undefined;
   timer?.unref();
 
+  const fetch = answerRefusedUpgrades(app.fetch);
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: options.port, hostname: options.host, websocket: { server: sockets } }, () => resolve(s));
+    const s = serve({ fetch, port: options.port, hostname: options.host, websocket: { server: sockets } }, () => resolve(s));
+    fetch.attach(s as Parameters<typeof fetch.attach>[0]);
   });
   // Resume evaluation jobs a previous run of the server (or a crashed peer) left unfinished.
   evals.start();

@@ -5,7 +5,8 @@ import { OpenEnvAnyAction, OpenEnvObservation, OpenEnvResetData, OpenEnvState, O
 import type { AppEnv, ServerConfig } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
-import { messageSocket } from "../sockets/message-socket.js";
+import { socketOriginCheck } from "../middleware/origin-check.js";
+import { messageSocket, type MessageSocketOptions } from "../sockets/message-socket.js";
 import { validationDetail } from "./errors.js";
 import { OpenEnvEpisodes } from "./openenv-episodes.js";
 import { OpenEnvSocketSession } from "./socket-session.js";
@@ -15,8 +16,6 @@ export const OPENENV_PREFIX = "/openenv";
 
 /** Frames one socket may have waiting for replies: a client of openenv-core sends one and waits. */
 const MAX_QUEUED_FRAMES = 8;
-/** Sockets one process (or Worker isolate) holds at once: each is a file descriptor and a little memory, nothing more. */
-const MAX_OPEN_SOCKETS = 4096;
 /** A socket silent this long is closed; nothing is lost, since the episode is stored (its own TTL is separate). */
 const SOCKET_IDLE_MS = 15 * 60 * 1000;
 
@@ -57,7 +56,7 @@ function schemaResponse(): { action: unknown; observation: unknown; state: unkno
  * (when the runtime gives `upgrade`). Auth, body limits and the error shape are applied by
  * the caller on `/openenv/*`. docs/openenv.md says how each field maps.
  */
-export function registerOpenEnvRoutes(app: Hono<AppEnv>, service: EpisodeService, config: ServerConfig, upgrade: UpgradeWebSocket | undefined): void {
+export function registerOpenEnvRoutes(app: Hono<AppEnv>, service: EpisodeService, config: ServerConfig, upgrade: UpgradeWebSocket | undefined, sockets: MessageSocketOptions = {}): void {
   const episodes = new OpenEnvEpisodes(service);
   const base = `${OPENENV_PREFIX}/:env_id`;
 
@@ -118,13 +117,21 @@ export function registerOpenEnvRoutes(app: Hono<AppEnv>, service: EpisodeService
       if (!upgrade) throw new ApiError("service_unavailable", "this server was built without WebSocket support; use the HTTP routes");
       return next();
     },
+    socketOriginCheck(config.allowedOrigins),
     upgrade
-      ? messageSocket(upgrade, (c) => new OpenEnvSocketSession(episodes, c.get("tenant"), c.req.param("env_id") ?? "", c.get("requestId")), {
-          maxMessageBytes: config.bodyLimitBytes,
-          maxQueued: MAX_QUEUED_FRAMES,
-          maxOpen: MAX_OPEN_SOCKETS,
-          idleMs: SOCKET_IDLE_MS,
-        })
+      ? messageSocket(
+          upgrade,
+          (c) => new OpenEnvSocketSession(episodes, c.get("tenant"), c.req.param("env_id") ?? "", c.get("requestId")),
+          {
+            maxMessageBytes: config.bodyLimitBytes,
+            maxQueued: MAX_QUEUED_FRAMES,
+            maxOpen: config.openEnvSocketMaxOpen,
+            idleMs: SOCKET_IDLE_MS,
+            maxBufferedBytes: config.socketMaxBufferedBytes,
+            drainTimeoutMs: config.socketDrainTimeoutMs,
+          },
+          sockets,
+        )
       : (c) => c.body(null, 500),
   );
 }

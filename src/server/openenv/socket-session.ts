@@ -77,6 +77,8 @@ export class OpenEnvSocketSession implements MessageSession {
         return wsFrame("INVALID_JSON", "binary frames are not accepted; send JSON text", { edgegym_code: "malformed_json" });
       case "busy":
         return wsFrame("CAPACITY_REACHED", `${problem.queued} messages are still waiting for replies; wait for them before sending more`, { edgegym_code: "rate_limited" });
+      case "backlog":
+        return wsFrame("CAPACITY_REACHED", `${problem.buffered} bytes of replies are still unread; read them before sending more`, { edgegym_code: "rate_limited" });
     }
   }
 

@@ -52,7 +52,8 @@ export class EpisodeSocketSession implements MessageSession {
         return errorFrame(null, new ApiError("payload_too_large", `frame of ${problem.bytes} bytes exceeds the limit of ${problem.limit}`), requestId);
       case "binary":
         return errorFrame(null, new ApiError("malformed_json", "binary frames are not accepted; send JSON text"), requestId);
-      case "busy": {
+      case "busy":
+      case "backlog": {
         // The frame is within the size limit, so reading its id costs no more than the frame is allowed to.
         let id: SocketRequestId | null = null;
         try {
@@ -60,7 +61,10 @@ export class EpisodeSocketSession implements MessageSession {
         } catch {
           // No readable id: the reply says which limit, the client's timeout covers the rest.
         }
-        const err = new ApiError("rate_limited", `${problem.queued} requests on this socket are still running, its limit; wait for replies, or open another socket`, { in_flight: problem.queued, limit: problem.limit }, { "Retry-After": "0" });
+        const err =
+          problem.kind === "busy"
+            ? new ApiError("rate_limited", `${problem.queued} requests on this socket are still running, its limit; wait for replies, or open another socket`, { in_flight: problem.queued, limit: problem.limit }, { "Retry-After": "0" })
+            : new ApiError("rate_limited", `${problem.buffered} bytes of replies on this socket are still unread, over its limit of ${problem.limit}; read them before sending more`, { buffered_bytes: problem.buffered, limit: problem.limit }, { "Retry-After": "1" });
         return errorFrame(id, err, requestId);
       }
     }

@@ -5,6 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import type { AppEnv } from "../context.js";
 import { handleError } from "../errors.js";
+import type { WSContext } from "hono/ws";
+import { wsSocketFlow } from "../node/ws-flow.js";
+import type { SocketFlow } from "./socket-flow.js";
 import { messageSocket, validateSocketLimits, type FrameProblem, type MessageSession, type MessageSocketLimits } from "./message-socket.js";
 
 /** A session that answers each frame with its sequence number, after a delay the frame names. */
@@ -36,6 +39,41 @@ class GatedSession implements MessageSession {
   }
 }
 
+/** `ws`'s flow control, counting what the socket layer asked of it. */
+function recordingFlow(): SocketFlow & { pauses: number; resumes: number; terminated: number } {
+  const flow = {
+    ...wsSocketFlow,
+    pauses: 0,
+    resumes: 0,
+    terminated: 0,
+    pause: (ws: WSContext) => {
+      flow.pauses++;
+      wsSocketFlow.pause(ws);
+    },
+    resume: (ws: WSContext) => {
+      flow.resumes++;
+      wsSocketFlow.resume(ws);
+    },
+    terminate: (ws: WSContext) => {
+      flow.terminated++;
+      wsSocketFlow.terminate(ws);
+    },
+  };
+  return flow;
+}
+
+/** A session whose every reply is large: a peer that does not read fills the server's output fast. */
+class BulkySession implements MessageSession {
+  private seen = 0;
+  constructor(private readonly bytes: number) {}
+  async receive() {
+    return { send: [`${++this.seen} ${"x".repeat(this.bytes)}`] };
+  }
+  refuse(problem: FrameProblem) {
+    return `refused ${problem.kind}`;
+  }
+}
+
 /** Resolves once the server has handed frame `name` to its session. */
 async function arrived(name: string): Promise<void> {
   while (!GatedSession.gates.has(name)) await new Promise((r) => setImmediate(r));
@@ -50,9 +88,9 @@ afterEach(async () => {
   servers = [];
 });
 
-async function start(limits: Partial<MessageSocketLimits> = {}, session: () => MessageSession = () => new CountingSession()): Promise<string> {
+async function start(limits: Partial<MessageSocketLimits> = {}, session: () => MessageSession = () => new CountingSession(), flow: SocketFlow = wsSocketFlow): Promise<string> {
   const app = new Hono<AppEnv>();
-  app.get("/ws", messageSocket(upgradeWebSocket, session, { maxMessageBytes: 1000, maxQueued: 4, maxOpen: 100, idleMs: 60_000, ...limits }));
+  app.get("/ws", messageSocket(upgradeWebSocket, session, { maxMessageBytes: 1000, maxQueued: 4, maxOpen: 100, idleMs: 60_000, ...limits }, { flow }));
   app.onError(handleError);
   const sockets = new WebSocketServer({ noServer: true });
   const server = await new Promise<ServerType>((resolve) => {
@@ -161,10 +199,37 @@ describe("messageSocket", () => {
     expect(new Set([await c.next(), await c.next(), await c.next()])).toEqual(new Set(["a", "c", "e"]));
   });
 
+  it("stops reading a peer whose unread output is over the limit, and reads again (answering every frame once) when it drains", async () => {
+    const flow = recordingFlow();
+    // 64 replies of 300 kB: more than the kernel's socket buffers on both ends can take.
+    const c = await connect(await start({ ordering: "concurrent", maxQueued: 64, maxBufferedBytes: 100_000 }, () => new BulkySession(300_000), flow));
+    c.socket.pause();
+    for (let i = 0; i < 64; i++) c.socket.send("{}");
+    while (flow.pauses === 0) await new Promise((r) => setTimeout(r, 10));
+    // Sent while the server is not reading: it waits in TCP, not in the server.
+    c.socket.send("{}");
+    c.socket.resume();
+    while (c.frames.length < 65) await new Promise((r) => setTimeout(r, 10));
+    expect(flow.resumes).toBeGreaterThan(0);
+    expect(c.frames.every((f) => /^\d+ x+$/.test(f) || f === "refused backlog")).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(c.frames).toHaveLength(65);
+  });
+
+  it("drops a peer that leaves its output unread past the drain timeout", async () => {
+    const flow = recordingFlow();
+    const c = await connect(await start({ ordering: "concurrent", maxQueued: 64, maxBufferedBytes: 100_000, drainTimeoutMs: 200 }, () => new BulkySession(300_000), flow));
+    c.socket.pause();
+    for (let i = 0; i < 64; i++) c.socket.send("{}");
+    while (flow.terminated === 0) await new Promise((r) => setTimeout(r, 10));
+    c.socket.resume();
+    expect(await c.closed).toBe(1006);
+  });
+
   it("refuses limits that are not positive whole numbers, and an unknown ordering, when the route is built", () => {
     const good: MessageSocketLimits = { maxMessageBytes: 1000, maxQueued: 4, maxOpen: 100, idleMs: 60_000 };
     expect(() => validateSocketLimits(good)).not.toThrow();
-    for (const bad of [{ maxQueued: 0 }, { maxOpen: -1 }, { maxMessageBytes: 1.5 }, { idleMs: Number.NaN }, { maxQueued: Number.POSITIVE_INFINITY }]) {
+    for (const bad of [{ maxQueued: 0 }, { maxOpen: -1 }, { maxMessageBytes: 1.5 }, { idleMs: Number.NaN }, { maxQueued: Number.POSITIVE_INFINITY }, { maxBufferedBytes: 0 }, { drainTimeoutMs: -5 }]) {
       expect(() => validateSocketLimits({ ...good, ...bad })).toThrow(RangeError);
       expect(() => messageSocket(upgradeWebSocket, () => new CountingSession(), { ...good, ...bad })).toThrow(/must be a positive whole number/);
     }

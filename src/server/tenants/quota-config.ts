@@ -12,6 +12,7 @@ export interface QuotaVars {
   EDGEGYM_QUOTA_EPISODE_BYTES?: string | undefined;
   EDGEGYM_QUOTA_METADATA_BYTES?: string | undefined;
   EDGEGYM_QUOTA_EVENT_STREAMS?: string | undefined;
+  EDGEGYM_QUOTA_SOCKETS?: string | undefined;
 }
 
 /** Each quota: its variable and its key in the config file's `quotas` object. */
@@ -24,6 +25,7 @@ const FIELDS = {
   maxEpisodeBytes: ["EDGEGYM_QUOTA_EPISODE_BYTES", "episode_bytes"],
   maxMetadataBytes: ["EDGEGYM_QUOTA_METADATA_BYTES", "metadata_bytes"],
   maxEventStreams: ["EDGEGYM_QUOTA_EVENT_STREAMS", "event_streams"],
+  maxSockets: ["EDGEGYM_QUOTA_SOCKETS", "sockets"],
 } as const satisfies Record<keyof TenantQuotas, readonly [keyof QuotaVars, string]>;
 
 /** Each quota's variable and file key, for the settings table (src/server/settings.ts). */

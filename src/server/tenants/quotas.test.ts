@@ -39,6 +39,7 @@ describe("per-tenant quotas", () => {
       maxEpisodeBytes: 8 * 1024 ** 2,
       maxMetadataBytes: 64 * 1024,
       maxEventStreams: 16,
+      maxSockets: 1024,
     });
   });
 

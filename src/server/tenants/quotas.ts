@@ -22,6 +22,10 @@ import { ApiError } from "../errors.js";
  * - `maxMetadataBytes`: a reset's `metadata` (a client's tag: run id, sample id). 64 KiB.
  * - `maxEventStreams`: open `GET /v1/evals/{id}/events` streams, in process memory. 16:
  *   one per concurrent eval job and a few viewers; 500 streams slowed every request.
+ * - `maxSockets`: open WebSockets of `/v1/ws` and `/openenv/{env}/ws` together, in process
+ *   memory. 1,024: one `/v1/ws` socket carries a whole GRPO batch, an OpenEnv client
+ *   opens one per environment instance, and a quarter of the server's 4,096 leaves room
+ *   for three more tenants as big (one key holding all 4,096 locked every other key out).
  */
 export interface TenantQuotas {
   maxOpenEpisodes: number | null;
@@ -32,6 +36,7 @@ export interface TenantQuotas {
   maxEpisodeBytes: number | null;
   maxMetadataBytes: number | null;
   maxEventStreams: number | null;
+  maxSockets: number | null;
 }
 
 export const DEFAULT_QUOTAS: TenantQuotas = {
@@ -43,10 +48,11 @@ export const DEFAULT_QUOTAS: TenantQuotas = {
   maxEpisodeBytes: 8 * 1024 ** 2,
   maxMetadataBytes: 64 * 1024,
   maxEventStreams: 16,
+  maxSockets: 1024,
 };
 
 /** The quota names clients see in `error.details.quota`. */
-export type QuotaName = "open_episodes" | "resets_per_second" | "concurrent_evals" | "stored_bytes" | "episode_bytes" | "metadata_bytes" | "event_streams";
+export type QuotaName = "open_episodes" | "resets_per_second" | "concurrent_evals" | "stored_bytes" | "episode_bytes" | "metadata_bytes" | "event_streams" | "sockets";
 
 /**
  * A tenant over one of its quotas: 429 `rate_limited` with Retry-After and

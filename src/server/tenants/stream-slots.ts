@@ -1,6 +1,7 @@
 /**
- * Open event streams per tenant, counted in this process's memory (a stream lives in
- * one process; per process with `--workers N`, per isolate on Workers).
+ * Open connections per tenant (event streams, WebSockets), counted in this process's
+ * memory (a connection lives in one process; per process with `--workers N`, per isolate
+ * on Workers).
  */
 export class StreamSlots {
   private readonly open = new Map<string, number>();

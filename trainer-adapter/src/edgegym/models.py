@@ -29,6 +29,8 @@ ErrorCode = Literal[
     "malformed_json",
     "json_too_deep",
     "unauthorized",
+    "origin_not_allowed",
+    "host_not_allowed",
     "route_not_found",
     "env_not_found",
     "episode_not_found",
