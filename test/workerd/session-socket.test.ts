@@ -35,6 +35,18 @@ async function socket() {
 }
 
 describe("the /v1/ws session socket on the Worker", () => {
+  it("refuses an upgrade from a page of another origin with the typed 403 body, and opens for its own origin", async () => {
+    const upgrade = (origin: string) => worker.fetch(new Request("http://edgegym.test/v1/ws", { headers: { Upgrade: "websocket", Origin: origin } }), env, createExecutionContext());
+    const refused = await upgrade("https://evil.example");
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: { code: "origin_not_allowed", details: { origin: "https://evil.example" } } });
+    const own = await upgrade("http://edgegym.test");
+    expect(own.status).toBe(101);
+    const ws = (own as unknown as { webSocket: WebSocket }).webSocket;
+    (ws as unknown as { accept(): void }).accept();
+    ws.close(1000);
+  });
+
   it("plays several reverse-text episodes at once on one socket, replies matched by id", async () => {
     const s = await socket();
     const resets = await Promise.all([0, 1, 2, 3].map((i) => s.ask({ id: `r${i}`, op: "reset", env_id: "reverse-text", body: { index: i } })));
