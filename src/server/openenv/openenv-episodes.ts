@@ -1,4 +1,4 @@
-import type { AssistantMessage, StepResponse } from "../../protocol/index.js";
+import type { AssistantMessage, Episode, StepResponse } from "../../protocol/index.js";
 import type { OpenEnvAction, OpenEnvCallTool, OpenEnvMcpTool, OpenEnvResetData, OpenEnvResult, OpenEnvState } from "../../protocol/openenv.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
@@ -51,12 +51,7 @@ export class OpenEnvEpisodes {
 
   /** The whole transcript and where the episode stands: what a client needs to rebuild its model's context. */
   private async resume(viewer: Tenant, envId: string, id: string): Promise<OpenEnvResult> {
-    const episode = await this.service.get(viewer, id);
-    if (episode.env_id !== envId) {
-      throw new ApiError("invalid_request", `episode "${id}" belongs to environment "${episode.env_id}"; reconnect to /openenv/${episode.env_id}`, {
-        issues: [{ path: ["episode_id"], message: `episode of ${episode.env_id}` }],
-      });
-    }
+    const episode = sameEnv(await this.service.get(viewer, id), envId);
     const score = episode.done ? (episode.score ?? (await this.service.score(viewer, id)).score) : null;
     return {
       observation: {
@@ -84,9 +79,12 @@ export class OpenEnvEpisodes {
    * One native step at `turn`; when it ends the episode, the rubric runs and its total is
    * the reward. A `call_tool` action is an assistant message with that one tool call (id
    * `call_<turn>`), and its answer carries the tool's output as `result`, as openenv-core's
-   * CallToolObservation does.
+   * CallToolObservation does. With `envId` (the HTTP route's path, which names the
+   * episode anew on every request) an episode of another environment is refused before
+   * anything is applied; a socket is bound to its environment at reset and passes none.
    */
-  async step(viewer: Tenant, id: string, turn: number, action: OpenEnvAction | OpenEnvCallTool, signal?: AbortSignal): Promise<OpenEnvResult> {
+  async step(viewer: Tenant, id: string, turn: number, action: OpenEnvAction | OpenEnvCallTool, signal?: AbortSignal, envId?: string): Promise<OpenEnvResult> {
+    if (envId !== undefined) sameEnv(await this.service.get(viewer, id, { from_turn: 0, limit: 1 }), envId);
     let message: AssistantMessage;
     let callId: string | undefined;
     if ("type" in action) {
@@ -121,7 +119,7 @@ export class OpenEnvEpisodes {
 
   /** openenv-core's `list_tools`: the episode's tools (the environment's before any reset) in MCP's shape; no turn is taken. */
   async listTools(viewer: Tenant, envId: string, id: string | undefined): Promise<OpenEnvResult> {
-    const episode = id === undefined ? undefined : await this.service.get(viewer, id, { from_turn: 0, limit: 1 });
+    const episode = id === undefined ? undefined : sameEnv(await this.service.get(viewer, id, { from_turn: 0, limit: 1 }), envId);
     const definitions = episode?.tools ?? this.service.env(envId).toolDefinitions();
     const tools: OpenEnvMcpTool[] = definitions.map((t) => ({ name: t.function.name, description: t.function.description ?? "", input_schema: (t.function.parameters ?? {}) as Record<string, unknown> }));
     return {
@@ -135,7 +133,7 @@ export class OpenEnvEpisodes {
   async state(viewer: Tenant, envId: string, id: string | undefined): Promise<OpenEnvState> {
     if (id === undefined) return { episode_id: null, step_count: 0, env_id: envId };
     // Only turn 0 is read: the head is what State reports, not the transcript.
-    const episode = await this.service.get(viewer, id, { from_turn: 0, limit: 1 });
+    const episode = sameEnv(await this.service.get(viewer, id, { from_turn: 0, limit: 1 }), envId);
     return {
       episode_id: episode.episode_id,
       step_count: episode.turn,
@@ -150,4 +148,18 @@ export class OpenEnvEpisodes {
       expires_at: episode.expires_at,
     };
   }
+}
+
+/**
+ * The episode, when it is one of `envId`: every route under `/openenv/{env_id}` acts on
+ * that environment's episodes only, so an id of another's is refused (400, naming the
+ * right base URL) rather than stepped or read there.
+ */
+function sameEnv(episode: Episode, envId: string): Episode {
+  if (episode.env_id !== envId) {
+    throw new ApiError("invalid_request", `episode "${episode.episode_id}" belongs to environment "${episode.env_id}"; reconnect to /openenv/${episode.env_id}`, {
+      issues: [{ path: ["episode_id"], message: `episode of ${episode.env_id}` }],
+    });
+  }
+  return episode;
 }

@@ -75,6 +75,31 @@ describe("OpenEnv HTTP routes", () => {
     expect([unknown.status, unknown.json.detail.code]).toEqual([404, "episode_not_found"]);
   });
 
+  it("step, state and list_tools on another environment's path are refused, as resume is, and apply nothing", async () => {
+    const { call } = app();
+    const obs = (await call("POST", "/openenv/tic-tac-toe/reset", { seed: 2, args: { opponent: "random" } })).json.observation;
+    const id = obs.episode_id as string;
+    const resume = await call("POST", "/openenv/reverse-text/reset", { episode_id: id });
+    expect([resume.status, resume.json.detail.code]).toEqual([400, "invalid_request"]);
+    const { request_id: _resumeRequest, ...mismatch } = resume.json.detail;
+    const attempts = [
+      await call("POST", "/openenv/reverse-text/step", { episode_id: id, action: { content: "<move>5</move>", turn: 0 } }),
+      await call("POST", "/openenv/reverse-text/step", { episode_id: id, action: { type: "call_tool", tool_name: "calculator", arguments: {}, turn: 0 } }),
+      await call("POST", "/openenv/reverse-text/step", { episode_id: id, action: { type: "list_tools" } }),
+      await call("GET", `/openenv/reverse-text/state?episode_id=${id}`),
+    ];
+    for (const res of attempts) {
+      expect(res.status, res.text).toBe(400);
+      const { request_id: _requestId, ...detail } = res.json.detail;
+      expect(detail).toEqual(mismatch);
+    }
+    // No move was applied to the tic-tac-toe episode.
+    const native = await call("GET", `/v1/episodes/${id}`);
+    expect([native.json.turn, native.json.messages.length]).toEqual([0, obs.messages.length]);
+    const own = await call("POST", "/openenv/tic-tac-toe/step", { episode_id: id, action: { content: "<move>5</move>", turn: 0 } });
+    expect([own.status, own.json.observation.turn]).toEqual([200, 1]);
+  });
+
   it("bad input is 4xx in FastAPI's shape", async () => {
     const { call } = app();
     const extra = await call("POST", "/openenv/reverse-text/reset", { seed: 1, options: {} });

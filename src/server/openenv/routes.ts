@@ -72,16 +72,18 @@ export function registerOpenEnvRoutes(app: Hono<AppEnv>, service: EpisodeService
   });
 
   app.post(`${base}/step`, async (c) => {
-    service.env(c.req.param("env_id"));
+    const envId = c.req.param("env_id");
+    service.env(envId);
     const parsed = OpenEnvStepBody.safeParse(await readJson(c));
     if (!parsed.success) return c.json(validationDetail(parsed.error, "body"), 422);
     const { action, episode_id } = parsed.data;
-    if ("type" in action && action.type === "list_tools") return c.json(await episodes.listTools(c.get("tenant"), c.req.param("env_id"), episode_id), 200);
+    if ("type" in action && action.type === "list_tools") return c.json(await episodes.listTools(c.get("tenant"), envId, episode_id), 200);
     if (action.turn === undefined) {
       // Over HTTP nothing remembers the turn, and without it a retried step could be applied twice.
       return c.json({ detail: [{ type: "missing", loc: ["body", "action", "turn"], msg: "Field required over HTTP: the observation's `turn` (it makes a retried step safe)" }] }, 422);
     }
-    return c.json(await episodes.step(c.get("tenant"), episode_id, action.turn, action, c.req.raw.signal), 200);
+    // The path names the environment: an episode of another is refused before any move is applied.
+    return c.json(await episodes.step(c.get("tenant"), episode_id, action.turn, action, c.req.raw.signal, envId), 200);
   });
 
   app.get(`${base}/state`, async (c) => {
