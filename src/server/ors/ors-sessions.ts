@@ -1,9 +1,10 @@
 import { contentText, type AssistantMessage, type ChatMessage, type Episode, type StepResponse } from "../../protocol/index.js";
-import { ORS_SESSION_ID, orsToolSpec, respondTool, type OrsCreate, type OrsListTools, type OrsMessage, type OrsRunToolOutput, type OrsTextBlock, type OrsToolCall, type OrsToolSpec } from "../../protocol/ors.js";
+import { orsToolSpec, respondTool, type OrsCreate, type OrsListTools, type OrsMessage, type OrsRunToolOutput, type OrsTextBlock, type OrsToolCall, type OrsToolSpec } from "../../protocol/ors.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
 import type { Tenant } from "../tenants/keys.js";
 import { checkSplit, taskAt } from "./ors-tasks.js";
+import { fresh, issuedTo } from "./session-id.js";
 
 /** A prepared tool call: the task id to announce first, then the step (or an answer that needs none). */
 export type PreparedCall = { taskId: string; run: () => Promise<OrsRunToolOutput> };
@@ -20,6 +21,10 @@ export function respondName(tools: readonly { function: { name: string } }[]): s
 const TASK_ID = /^turn-(\d{1,9})$/;
 
 const text = (t: string): OrsTextBlock => ({ type: "text", text: t });
+
+/** /create with an id /create_session did not give this tenant (or gave it over an hour ago): one answer for every such id, so none can be told from another. */
+const notIssued = () => new ApiError("invalid_request", "X-Session-ID must be a session id that POST /create_session gave the same API key within the last hour (ep_ and 32 hex digits)");
+const sessionExists = () => new ApiError("invalid_request", "Session already exists");
 
 /**
  * ORS sessions over edgegym's durable episodes: the session id is the episode id, each
@@ -41,12 +46,12 @@ export class OrsSessions {
 
   /**
    * POST /create: the episode whose id is the session id. A retry of the same create (the
-   * client retries on 502/503/504 and dropped connections) finds the episode it made.
+   * client retries on 502/503/504 and dropped connections) finds the episode it made. Only
+   * an id /create_session gave this tenant becomes an episode id (session-id.ts); any other
+   * (made up, malformed, another tenant's) is refused alike, before anything is read.
    */
   async create(viewer: Tenant, sid: string, envId: string, body: OrsCreate): Promise<{ sid: string }> {
-    if (!ORS_SESSION_ID.test(sid)) {
-      throw new ApiError("invalid_request", "X-Session-ID must be a session id from POST /create_session (ep_ and 32 hex digits)");
-    }
+    if (!(await issuedTo(viewer, sid))) throw notIssued();
     if (body.toolset_name != null) throw new ApiError("invalid_request", `unknown toolset ${JSON.stringify(body.toolset_name)}: edgegym serves each environment's own tools, and no toolsets`);
     const env = this.service.env(envId);
     const spec = body.task_spec ?? taskAt(env, checkSplit(env, body.split ?? ""), body.index ?? -1);
@@ -62,10 +67,18 @@ export class OrsSessions {
     }
     if (existing) {
       if (existing.env_id === env.id && existing.split === spec.split && existing.index === spec.index) return { sid };
-      throw new ApiError("invalid_request", "Session already exists");
+      throw sessionExists();
     }
-    // The key makes a racing twin of this create (a retry sent while the first still ran) find the same episode.
-    await this.service.reset(viewer, env.id, reset, `ors:${sid}`, sid);
+    if (!fresh(sid)) throw notIssued();
+    try {
+      // The key makes a racing twin of this create (a retry sent while the first still ran) find the same episode.
+      await this.service.reset(viewer, env.id, reset, `ors:${sid}`, sid);
+    } catch (err) {
+      // The id is another episode's: this tenant's own (a racing create of another task), or, 1 time in 2^32, another tenant's whose id passes this tenant's check too; that one is answered as any id not issued.
+      if (!(err instanceof ApiError && err.code === "invalid_request" && err.message.includes("already taken"))) throw err;
+      const own = await this.service.get(viewer, sid, { from_turn: 0, limit: 1 }).catch(() => undefined);
+      throw own ? sessionExists() : notIssued();
+    }
     return { sid };
   }
 

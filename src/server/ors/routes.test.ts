@@ -197,8 +197,9 @@ describe("ORS routes", () => {
     expect(both.status).toBe(422);
     const badSid = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": "my-session" });
     expect([badSid.status, (await badSid.json()).detail]).toEqual([400, expect.stringContaining("/create_session")]);
-    const toolset = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0, toolset_name: "claude-code" }, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
-    expect(toolset.status).toBe(400);
+    const issued = (await events(await a.raw("POST", "/create_session", {})))[0]?.[1] ?? "";
+    const toolset = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0, toolset_name: "claude-code" }, { "x-session-id": issued });
+    expect([toolset.status, (await toolset.json()).detail]).toEqual([400, expect.stringContaining("unknown toolset")]);
     const overrides = await a.raw("POST", "/create_session", { env: { OPENAI_API_KEY: "x" } });
     expect(overrides.status).toBe(400);
     const group = await a.raw("POST", "/reverse-text/score_group", { candidates: [] }, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
@@ -247,8 +248,52 @@ describe("ORS routes", () => {
     expect(bobCall.status).toBe(404);
     // Bob cannot take over Alice's session id for an episode of his own either.
     const bobCreate = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": sid, "x-api-key": "sk-bob" });
-    expect([bobCreate.status, (await bobCreate.json()).detail]).toEqual([400, expect.stringContaining("already taken")]);
+    expect([bobCreate.status, (await bobCreate.json()).detail]).toEqual([400, expect.stringContaining("/create_session")]);
     expect((await a.raw("GET", "/reverse-text/prompt", undefined, { "x-session-id": sid, ...alice })).status).toBe(200);
+  });
+
+  it("/create answers another tenant's session id exactly as an id never issued: ids cannot be probed", async () => {
+    const a = app({ config: { apiKeys: ["alice:sk-alice", "bob:sk-bob"] } });
+    const bob = { "x-api-key": "sk-bob" };
+    const aliceSid = await openSession(a, "reverse-text", { split: "train", index: 0 }, { "x-api-key": "sk-alice" });
+    // A well-formed id no /create_session gave: this moment's time prefix, then 80 bits.
+    const neverIssued = `ep_${Date.now().toString(16).padStart(12, "0")}${"5a".repeat(10)}`;
+    const answers = [];
+    for (const [sidTried, task] of [
+      [aliceSid, { split: "train", index: 0 }],
+      [neverIssued, { split: "train", index: 0 }],
+      [aliceSid, { split: "train", index: 1 }],
+      [neverIssued, { split: "train", index: 1 }],
+    ] as const) {
+      const res = await a.raw("POST", "/create", { env_name: "reverse-text", ...task }, { "x-session-id": sidTried, ...bob });
+      const { request_id: requestId, ...body } = await res.json();
+      expect(requestId).toEqual(expect.any(String));
+      answers.push({ status: res.status, headers: [...res.headers].filter(([k]) => k !== "x-request-id" && k !== "content-length"), body });
+    }
+    expect(answers[0]?.status).toBe(400);
+    expect(answers[0]?.body).toMatchObject({ code: "invalid_request", detail: expect.stringContaining("/create_session") });
+    for (const other of answers.slice(1)) expect(other).toEqual(answers[0]);
+    expect((await a.raw("POST", "/ping", undefined, { "x-session-id": neverIssued, ...bob })).status).toBe(404);
+  });
+
+  it("a session id is the server's: an id the client makes up never becomes an episode id", async () => {
+    const a = app();
+    for (const made of ["ep_" + "0".repeat(32), `ep_${Date.now().toString(16).padStart(12, "0")}${"0".repeat(20)}`, "ep_0123456789abcdef0123456789abcdef"]) {
+      const res = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": made });
+      expect([made, res.status, (await res.json()).code]).toEqual([made, 400, "invalid_request"]);
+      expect((await a.call("GET", `/v1/episodes/${made}`)).status).toBe(404);
+    }
+    // An issued id, its last digit changed, is not issued either.
+    const created = await a.raw("POST", "/create_session", {});
+    const sid = (await events(created))[0]?.[1] ?? "";
+    const altered = sid.slice(0, -1) + (sid.endsWith("0") ? "1" : "0");
+    const res = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": altered });
+    expect(res.status).toBe(400);
+    expect((await a.call("GET", `/v1/episodes/${altered}`)).status).toBe(404);
+    // The id it gave works, and is the episode's.
+    const ok = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": sid });
+    expect([ok.status, await ok.json()]).toEqual([200, { sid }]);
+    expect((await a.call("GET", `/v1/episodes/${sid}`)).json.episode_id).toBe(sid);
   });
 
   it("chunks never split a surrogate pair", () => {

@@ -5,11 +5,11 @@ import { OrsCreate, OrsCreateSessionBody, OrsGetTask, OrsGetTaskRange, OrsSplitQ
 import { EngineError } from "../../envs/index.js";
 import type { AppEnv, ServerConfig } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
-import { newEpisodeId } from "../episode-id.js";
 import { ApiError } from "../errors.js";
 import { validationDetail } from "../openenv/errors.js";
 import { allTasks, checkSplit, orsSplits, taskAt, taskCount, taskRange } from "./ors-tasks.js";
 import { OrsSessions, type PreparedCall } from "./ors-sessions.js";
+import { newSessionId } from "./session-id.js";
 
 /** Routes at the server root, as ORS lays them out (the client's base URL is a bare origin). */
 export const ORS_ROOT_PATHS = ["/list_environments", "/version", "/ping", "/create_session", "/delete_session", "/create", "/delete"] as const;
@@ -114,12 +114,12 @@ export function registerOrsRoutes(app: Hono<AppEnv>, service: EpisodeService, co
     return c.json({ status: "ok" }, 200);
   });
 
-  // The session id is minted here and means nothing until /create: it is the id the episode will have.
+  // The session id is minted here, bound to the tenant, and means nothing until /create: it is the id the episode will have (session-id.ts).
   app.post("/create_session", async (c) => {
     const body = await readBody(c, OrsCreateSessionBody);
     if (!body.ok) return body.res;
     if (body.data.env && Object.keys(body.data.env).length > 0) throw new ApiError("invalid_request", "environment variable overrides (env) are not taken: an edgegym environment reads no client-set variables");
-    const sid = newEpisodeId();
+    const sid = await newSessionId(c.get("tenant"));
     return streamSSE(c, async (stream) => {
       await stream.writeSSE({ event: "task_id", data: sid });
       await stream.writeSSE({ event: "end", data: "" });
