@@ -5,7 +5,7 @@ import { XmlParser } from "./parsers/xml-parser.js";
 import type { Rubric } from "./rubric.js";
 import { maxTurnsReached, noToolCalls } from "./stop-conditions.js";
 import { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE, MAX_TOOL_CALLS_PER_MESSAGE_LIMIT, toolDefinition, type Tool } from "./tools.js";
-import type { Dataset, EnvKind, Environment, RespondContext, RespondResult, Runtime, SetupContext, SetupResult, StopCondition, TaskRow } from "./types.js";
+import type { Dataset, EnvKind, Environment, EpisodeResources, RespondContext, RespondResult, Runtime, SetupContext, SetupResult, StopCondition, TaskRow } from "./types.js";
 import type { AssistantMessage } from "../protocol/index.js";
 
 const NoArgs = z.object({}).strict();
@@ -45,6 +45,8 @@ export interface EnvSpec<Args, State> {
   runtimes?: Runtime[];
   /** Set when `respond` reads `ctx.messages` (see Environment.readsHistory). Default false. */
   readsHistory?: boolean;
+  /** Resources its episodes own outside the database (see Environment.episodeResources). */
+  episodeResources?: EpisodeResources<State>;
 }
 
 const ID_PATTERN = /^[a-z0-9][a-z0-9-_.]{0,63}$/;
@@ -83,6 +85,7 @@ export function defineEnv<Args = Record<string, never>, State = Record<string, n
     rubric: spec.rubric,
     runtimes: spec.runtimes ?? ["node", "worker"],
     ...(spec.readsHistory ? { readsHistory: true } : {}),
+    ...(spec.episodeResources ? { episodeResources: spec.episodeResources } : {}),
     toolDefinitions: () => tools.map((t) => toolDefinition(t as Tool<never>)),
   };
 }

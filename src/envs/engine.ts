@@ -95,6 +95,8 @@ export interface StartOptions {
   index?: number | undefined;
   seed?: number | undefined;
   args?: Record<string, unknown> | undefined;
+  /** The id the server will store the episode under, handed to `setup` (SetupContext.episodeId). */
+  episodeId?: string | undefined;
 }
 
 function randomSeed(): number {
@@ -154,7 +156,7 @@ export async function startEpisode(env: AnyEnvironment, opts: StartOptions): Pro
   const args = parseArgs(env, opts.args);
   const { split, index, seed } = resolveTask(env, opts);
   const row = await loadTask(env, split, index, args);
-  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index });
+  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index, ...(opts.episodeId === undefined ? {} : { episodeId: opts.episodeId }) });
   const state = env.stateSchema.parse(setup.state);
   const messages = [...openingMessages(env, row), ...(setup.messages ?? [])];
   return {

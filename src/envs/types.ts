@@ -37,6 +37,26 @@ export interface SetupContext<Args> {
   rng: Rng;
   split: Split;
   index: number;
+  /**
+   * The id the episode will be stored under (the server picks it before setup), so
+   * resources made here can be labelled with their owner. Absent outside a server.
+   */
+  episodeId?: string;
+}
+
+/** Why an episode's resources are released. */
+export type ReleaseReason = "closed" | "scored" | "duplicate";
+
+/**
+ * Resources an episode owns outside the database (a container): the one part of its state
+ * the server cannot copy or drop by writing a row. The server calls `release` when the
+ * episode no longer needs them; an expiry or a crash is covered by the owner's sweep of
+ * labelled resources, not by this hook. Forks of such episodes are refused
+ * (`fork_unavailable`, reason `resources`) until the environment can copy them.
+ */
+export interface EpisodeResources<State> {
+  /** Frees what `state` names. Best effort: a failure is logged, never an error to the client (the sweep retries). */
+  release(state: State, reason: ReleaseReason): Promise<void>;
 }
 
 export interface SetupResult<State> {
@@ -163,6 +183,8 @@ export interface Environment<Args = unknown, State = unknown> {
   toolDefinitionsFor?(state: State): ToolDefinition[];
   /** The turn limit of one episode, when it depends on its task. Default: `maxTurns`. */
   maxTurnsFor?(state: State): number;
+  /** Resources its episodes own outside the database (containers): released on close and score. */
+  episodeResources?: EpisodeResources<State>;
   /**
    * This environment wired to the operator's services (e.g. the judges it may call),
    * called by `EnvRegistry.withServices` when a server is built. Default: used as is.

@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   env_version_mismatch: 409,
   fork_unavailable: 409,
   episode_expired: 410,
+  sandbox_lost: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   invalid_env_args: 422,
@@ -31,9 +32,11 @@ export const ERROR_STATUS = {
   invalid_message: 422,
   env_unavailable: 422,
   eval_too_large: 422,
+  sandbox_build_failed: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
+  sandbox_start_failed: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

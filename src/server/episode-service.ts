@@ -33,6 +33,7 @@ import { utf8Length } from "./tenants/quotas.js";
 import type { EpisodeStorage } from "./db/stores.js";
 import { isoTime } from "./iso-time.js";
 import { newEpisodeId } from "./episode-id.js";
+import type { ReleaseReason } from "../envs/index.js";
 
 const iso = isoTime;
 
@@ -102,7 +103,9 @@ export class EpisodeService {
   async reset(viewer: Tenant, envId: string, body: ResetRequest, idempotencyKey: string | undefined, episodeId?: string): Promise<{ response: ResetResponse; replayed: boolean }> {
     this.quotas.takeResetToken(viewer.name);
     const env = this.env(envId);
-    const snapshot = await startEpisode(env, body);
+    // Picked before setup, so resources setup makes (a container) carry their owner's id.
+    const id = episodeId ?? newEpisodeId();
+    const snapshot = await startEpisode(env, { ...body, episodeId: id });
     const metadataBytes = utf8Length(JSON.stringify(body.metadata ?? {}));
     const rowBytes = metadataBytes + utf8Length(JSON.stringify(snapshot.args)) + utf8Length(JSON.stringify(snapshot.messages)) + utf8Length(JSON.stringify(snapshot.state ?? null));
     await this.quotas.admitReset(viewer.name, metadataBytes, rowBytes);
@@ -117,7 +120,7 @@ export class EpisodeService {
       if (taken && (scopedKey === null || taken.idempotencyKey !== scopedKey)) throw new ApiError("invalid_request", `episode id "${episodeId}" is already taken; open a new session`);
     }
     const { row, created } = await this.store.insert({
-      id: episodeId ?? newEpisodeId(),
+      id,
       envId: env.id,
       envVersion: env.version,
       envHash,
@@ -145,6 +148,8 @@ export class EpisodeService {
       storedBytes: rowBytes,
       stopTallies: snapshot.tallies ?? null,
     }, snapshot.messages);
+    // A replayed reset ran setup again: what that made is nobody's (the stored episode has its own).
+    if (!created) await this.release(env, snapshot.state, "duplicate");
     if (!created && row.requestHash !== canonical(body)) {
       throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a reset with a different body; use a new key");
     }
@@ -400,6 +405,10 @@ export class EpisodeService {
 
     // A fork runs the environment on the parent's stored state: the same version check as a step.
     await assertEnvVersion(env, parent, this.config.envVersionCheck);
+    if (env.episodeResources) {
+      // A container is not in the row: a fork would share the parent's box, or start from nothing.
+      throw new ApiError("fork_unavailable", `episodes of ${env.id} own resources outside the database (a container) that forks cannot copy yet; start a new episode instead`, { reason: "resources" });
+    }
     if (turn > parent.turn) throw new ApiError("turn_conflict", `episode is at turn ${parent.turn}; cannot fork after turn ${turn}`, { episode_turn: parent.turn });
     const owner = await this.transcriptOwner(parent);
     const lineage = forkLineage(owner, turn);
@@ -483,8 +492,20 @@ export class EpisodeService {
       await this.store.saveScore(id, score, now, now + row.ttlSeconds * 1000);
       if (row.status === "active") this.quotas.episodeEnded(row.tenant);
       row = await this.load(viewer, id);
+      // Scored is over: the rubric was the last reader of the episode's resources.
+      await this.release(env, row.state, "scored");
     }
     return { episode_id: row.id, score: row.score as Score, scored_at: iso(row.scoredAt ?? row.updatedAt) };
+  }
+
+  /** The episode's outside resources freed; a failure is logged, and the sandbox sweep retries it. */
+  private async release(env: AnyEnvironment, state: unknown, reason: ReleaseReason): Promise<void> {
+    if (!env.episodeResources) return;
+    try {
+      await env.episodeResources.release(state, reason);
+    } catch (err) {
+      console.error(`${env.id}: releasing an episode's resources (${reason}) failed; the sweep will retry:`, err);
+    }
   }
 
   async close(viewer: Tenant, id: string): Promise<CloseResponse> {
@@ -492,6 +513,7 @@ export class EpisodeService {
     if (row.status !== "expired" && row.expiresAt > this.clock()) {
       await this.store.close(id, this.clock());
       if (row.status === "active") this.quotas.episodeEnded(row.tenant);
+      if (row.status !== "closed") await this.release(this.env(row.envId), row.state, "closed");
     }
     const after = await this.store.get(id);
     const status = after && after.expiresAt <= this.clock() ? "expired" : (after?.status ?? "closed");

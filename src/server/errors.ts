@@ -49,7 +49,12 @@ export function validationError(error: ZodError, where: string): ApiError {
 /** Maps anything thrown in a handler to the error body; unknown failures are 500 and logged. */
 export function handleError(err: unknown, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) return errorResponse(c, err);
-  if (err instanceof EngineError) return errorResponse(c, new ApiError(err.code, err.message, err.details));
+  if (err instanceof EngineError) {
+    // An environment's own admission (a sandbox cap) says when to come back; 429 and 503 always carry Retry-After.
+    const after = (err.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
+    const retry = err.code === "rate_limited" || err.code === "service_unavailable" || err.code === "sandbox_start_failed" ? { "Retry-After": String(typeof after === "number" ? Math.max(1, Math.ceil(after)) : 5) } : undefined;
+    return errorResponse(c, new ApiError(err.code, err.message, err.details, retry));
+  }
   if (err instanceof HTTPException) {
     if (err.status === 413) return errorResponse(c, new ApiError("payload_too_large", err.message || "request body too large"));
     if (err.status === 400) {

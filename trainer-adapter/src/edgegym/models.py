@@ -44,16 +44,19 @@ ErrorCode = Literal[
     "env_version_mismatch",
     "fork_unavailable",
     "episode_expired",
+    "sandbox_lost",
     "payload_too_large",
     "unsupported_media_type",
     "invalid_env_args",
     "task_out_of_range",
     "eval_too_large",
+    "sandbox_build_failed",
     "invalid_message",
     "env_unavailable",
     "rate_limited",
     "internal_error",
     "service_unavailable",
+    "sandbox_start_failed",
 ]
 
 

@@ -1,0 +1,149 @@
+import { z } from "zod";
+import { toolEnv } from "../../define.js";
+import { EngineError } from "../../engine.js";
+import { defineRubric } from "../../rubric.js";
+import { SandboxError, type SandboxNetwork } from "../../sandbox/types.js";
+import type { Environment, StopCondition, TaskRow } from "../../types.js";
+import type { HarborRuntime } from "./runtime.js";
+import { HarborState } from "./state.js";
+import type { HarborTaskDir } from "./task-dir.node.js";
+import { harborTools, secondsLeft } from "./tools.js";
+import { runVerifier, type VerifierResult } from "./verifier.js";
+
+const Args = z
+  .object({
+    task: z.string().min(1).max(300).optional().meta({ description: "The task's name (`[task].name`, or its directory's name); without it `index` or `seed` picks one." }),
+  })
+  .strict();
+type Args = z.infer<typeof Args>;
+
+/** Turns one episode may take; each is one model message with its tool calls. */
+const MAX_TURNS = 200;
+
+const SYSTEM_PROMPT =
+  "You are working in your own Linux container. Use the tools to run shell commands and to read, write and edit files " +
+  "until the task is done; nothing outside the container is needed. When the task is done, reply without calling a tool.";
+
+function taskRow(task: HarborTaskDir): TaskRow {
+  return { prompt: task.config.instruction, info: { task: task.name, ...(Object.keys(task.config.metadata).length ? { metadata: task.config.metadata } : {}) } };
+}
+
+/** The agent phase's network, unless the operator forces every box offline. */
+function agentNetwork(task: HarborTaskDir, runtime: HarborRuntime): SandboxNetwork {
+  return runtime.forceNoNetwork ? { mode: "none" } : task.config.network.agent;
+}
+
+/** An environment failure with its own code: a build or start failure is the server's or the task's, never the agent's. */
+function sandboxFailure(err: unknown): never {
+  if (err instanceof SandboxError) {
+    const code = err.code === "sandbox_build_failed" ? "sandbox_build_failed" : err.code === "sandbox_lost" ? "sandbox_lost" : "sandbox_start_failed";
+    throw new EngineError(code, err.message, err.details);
+  }
+  throw err;
+}
+
+/**
+ * Harbor task directories as one environment, `harbor`: each task is a row; a reset makes
+ * the episode its own container from the task's image, the model works in it through
+ * `bash`, `read_file`, `write_file` and `edit_file`, and the score runs the task's tests
+ * there as Harbor's verifier does. The container is named in the state (any server process
+ * serves any step), labelled with its episode (a sweep removes it if the episode ends
+ * without a close), and released when the episode is closed or scored.
+ */
+export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: HarborRuntime): Environment<Args, HarborState> {
+  if (!tasks.length) throw new Error("harbor: no tasks (give a directory of Harbor task directories)");
+  const byName = new Map<string, HarborTaskDir>();
+  for (const task of tasks) {
+    byName.set(task.name, task);
+    const dirName = task.dir.split("/").pop();
+    if (dirName && !byName.has(dirName)) byName.set(dirName, task);
+  }
+  const taskNamed = (name: string): HarborTaskDir => {
+    const task = byName.get(name);
+    if (!task) throw new EngineError("invalid_env_args", `harbor: no task named "${name}"; tasks: ${tasks.map((t) => t.name).join(", ")}`);
+    return task;
+  };
+  const rows = tasks.map(taskRow);
+  const verified = new WeakMap<object, VerifierResult>();
+
+  const agentTimeout: StopCondition<HarborState> = {
+    name: "agent_timeout",
+    truncates: true,
+    check: ({ state }) => secondsLeft(state) === 0,
+  };
+  const lost: StopCondition<HarborState> = { name: "sandbox_lost", truncates: true, check: ({ state }) => state.lost };
+
+  return toolEnv<Args, HarborState>({
+    id: "harbor",
+    version: "0.1.0",
+    description: `Harbor tasks (${tasks.length}): each episode works in its own container from the task's image, with bash and file tools; scored by the task's own tests.`,
+    systemPrompt: SYSTEM_PROMPT,
+    argsSchema: Args as z.ZodType<Args>,
+    stateSchema: HarborState,
+    dataset: {
+      size: () => rows.length,
+      row: (_split, index, args) => {
+        const named = (args as Args | undefined)?.task;
+        if (named) return taskRow(taskNamed(named));
+        const row = rows[index];
+        if (!row) throw new RangeError(`index ${index} is outside the ${rows.length} Harbor tasks`);
+        return row;
+      },
+    },
+    maxTurns: MAX_TURNS,
+    tools: harborTools(runtime.provider),
+    stopConditions: [lost, agentTimeout],
+    runtimes: ["node"],
+    setup: async (row, { episodeId }) => {
+      const task = taskNamed(String(row.info?.task));
+      if (!episodeId) throw new EngineError("env_unavailable", "harbor episodes are made by a server (they need an episode id to label their container)");
+      await runtime.admit();
+      const { image, digest } = await runtime.imageFor(task).catch(sandboxFailure);
+      const config = task.config;
+      const record = await runtime.provider
+        .create({
+          image,
+          limits: { ...runtime.defaults, ...config.limits },
+          network: agentNetwork(task, runtime),
+          labels: runtime.labels(episodeId),
+          ...(config.workdir ? { workdir: config.workdir } : {}),
+          env: config.env,
+        })
+        .catch(sandboxFailure);
+      return {
+        state: {
+          task: task.name,
+          sandbox: { ...record, imageDigest: record.imageDigest || digest },
+          agentUser: config.agentUser,
+          workdir: config.workdir,
+          env: config.env,
+          agentTimeoutSec: config.agentTimeoutSec,
+          commandMs: 0,
+          commands: 0,
+          lost: false,
+        },
+      };
+    },
+    episodeResources: {
+      release: async (state) => {
+        await runtime.provider.destroy(state.sandbox.id);
+      },
+    },
+    rubric: defineRubric<HarborState>(
+      [
+        {
+          name: "tests",
+          weight: 1,
+          description: "The task's own tests (tests/test.sh), run in the episode's container: the reward they write.",
+          fn: async ({ state }) => {
+            if (!state) throw new Error("harbor_needs_episode: a Harbor task is scored in its episode's container; score the episode (POST /v1/episodes/{id}/score)");
+            const result = await runVerifier(runtime.provider, taskNamed(state.task), state);
+            verified.set(state, result);
+            return result.reward;
+          },
+        },
+      ],
+      ({ state }) => ({ ...(state ? verified.get(state)?.metrics : {}), commands: state?.commands ?? 0, command_seconds: Math.round((state?.commandMs ?? 0) / 100) / 10 }),
+    ),
+  });
+}

@@ -1,0 +1,22 @@
+import type { SandboxLimits, SandboxProvider } from "../../sandbox/types.js";
+import type { HarborTaskDir } from "./task-dir.node.js";
+
+/**
+ * What the `harbor` environment needs from the server: a sandbox provider, the task's image
+ * (built once per content hash), the labels that name a box's owner, and the operator's
+ * limits. Injected, so the environment itself stays free of any runtime module; the Node
+ * server wires Docker (src/server/node/harbor.ts), the Worker will wire Containers.
+ */
+export interface HarborRuntime {
+  provider: SandboxProvider;
+  /** The image a task's boxes are created from: built from environment/ once per content hash, or the task's prebuilt `docker_image`. */
+  imageFor(task: HarborTaskDir): Promise<{ image: string; digest: string }>;
+  /** The labels of one episode's box: the server's database, the episode, the role. */
+  labels(episodeId: string): Record<string, string>;
+  /** Throws (429, with Retry-After) when the server may not create another box now. Called before every create. */
+  admit(): Promise<void>;
+  /** Operator setting: every task runs with no network, whatever its task.toml says. */
+  forceNoNetwork: boolean;
+  /** Limits applied where a task leaves them open (Harbor has no pids field, so `pids` always comes from here). */
+  defaults: Required<Pick<SandboxLimits, "pids">> & SandboxLimits;
+}

@@ -1,0 +1,24 @@
+import { z } from "zod";
+
+/**
+ * A Harbor episode's state: which task, which box, and the agent's running command time.
+ * Everything a tool or the verifier needs is here (not in any process's memory), so any
+ * server process that reaches the same Docker host serves the next step.
+ */
+export const HarborState = z
+  .object({
+    task: z.string(),
+    sandbox: z.object({ provider: z.string(), id: z.string(), image: z.string(), imageDigest: z.string() }).strict(),
+    /** The box's settings, from task.toml: the agent's user, working directory and environment. */
+    agentUser: z.string().nullable(),
+    workdir: z.string().nullable(),
+    env: z.record(z.string(), z.string()),
+    /** `[agent].timeout_sec`: a budget of command time (null: none). */
+    agentTimeoutSec: z.number().nullable(),
+    commandMs: z.number().min(0),
+    commands: z.number().int().min(0),
+    /** Set when the box was found gone: the episode ends with `sandbox_lost`. */
+    lost: z.boolean(),
+  })
+  .strict();
+export type HarborState = z.infer<typeof HarborState>;
