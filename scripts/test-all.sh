@@ -35,6 +35,14 @@ phase "openenv venv" bash -c 'bash scripts/openenv-venv.sh >/dev/null'
 phase "ors venv" bash -c 'bash scripts/ors-venv.sh >/dev/null'
 # verifiers 0.3.1 and 0.4.0 from PyPI, whose own loaders and writers test/verifiers-formats.test.ts runs.
 phase "verifiers venvs" bash -c 'bash scripts/verifiers-venv.sh vf03 >/dev/null && bash scripts/verifiers-venv.sh vf04 >/dev/null'
+# The sandboxed environments' tests need a Docker daemon and the base image their test tasks
+# start FROM (built from Debian's packages, cached by content). Without a daemon they are
+# skipped, saying so, unless EDGEGYM_REQUIRE_DOCKER=1 (CI sets it).
+if docker info >/dev/null 2>&1; then
+  phase "sandbox base image" bash scripts/sandbox-base-image.sh
+else
+  echo "no Docker daemon answers: the sandbox tests will be skipped (see docs/sandboxes.md)"
+fi
 # The web console is tested in Debian's chromium (.ci/run installs it): required, not skipped.
 # The PostgreSQL engine's tests start Debian's postgresql server (.ci/run installs it) in a temp dir: required too.
 export EDGEGYM_REQUIRE_POSTGRES=1

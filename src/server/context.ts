@@ -75,6 +75,12 @@ export interface ServerConfig {
    * the Host check runs only when `allowedHosts` is set.
    */
   boundHost: string | null;
+  /** Live sandboxes (containers) of this server's database at once; past it a reset of a sandboxed environment is 429 (docs/sandboxes.md). */
+  sandboxMaxLive: number;
+  /** Every sandbox runs with no network, whatever its task asks. */
+  sandboxForceNoNetwork: boolean;
+  /** Processes one sandbox may run at once (Harbor tasks set none). */
+  sandboxPids: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -105,6 +111,9 @@ export const DEFAULT_CONFIG: ServerConfig = {
   allowedOrigins: [],
   allowedHosts: [],
   boundHost: null,
+  sandboxMaxLive: 64,
+  sandboxForceNoNetwork: false,
+  sandboxPids: 512,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

@@ -152,6 +152,21 @@ export const APP_SETTINGS: readonly Setting[] = [
     apply: (c, v) => { c.allowedHosts = v; },
   }),
   setting({
+    variable: "EDGEGYM_SANDBOX_MAX_LIVE", fileKey: "sandbox_max_live", flag: null, runtimes: "node", default: "64",
+    doc: "containers of sandboxed episodes (`--env harbor:DIR`) alive at once, counted over every server on the same database and Docker host; past it a reset is `429` with `Retry-After` ([sandboxes.md](sandboxes.md))",
+    parse: positiveInt("EDGEGYM_SANDBOX_MAX_LIVE"), file: positive, apply: (c, v) => { c.sandboxMaxLive = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_SANDBOX_FORCE_NO_NETWORK", fileKey: "sandbox_force_no_network", flag: null, runtimes: "node", default: "false",
+    doc: "run every sandbox with no network at all, whatever its task's `network_mode` says",
+    parse: boolean("EDGEGYM_SANDBOX_FORCE_NO_NETWORK"), file: z.boolean(), apply: (c, v) => { c.sandboxForceNoNetwork = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_SANDBOX_PIDS", fileKey: "sandbox_pids", flag: null, runtimes: "node", default: "512",
+    doc: "processes one sandbox may run at once (a fork bomb stops there; Harbor tasks have no such field)",
+    parse: positiveInt("EDGEGYM_SANDBOX_PIDS"), file: positive, apply: (c, v) => { c.sandboxPids = v; },
+  }),
+  setting({
     variable: "EDGEGYM_EVAL_BASE_URL", fileKey: "eval_base_url", flag: null, runtimes: "node", default: "none (evaluation jobs off)",
     doc: "OpenAI-compatible endpoint that evaluation jobs (`POST /v1/evals`) call; never sent to clients",
     parse: (raw) => {

@@ -62,7 +62,7 @@ export async function startNodeServer(opts: { db: string; args?: string[]; env?:
     output: () => output,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once("exit", () => resolve());
         child.kill("SIGTERM");
         setTimeout(() => child.kill("SIGKILL"), 5_000).unref();

@@ -39,7 +39,10 @@ async function serveCommand(argv: string[]): Promise<void> {
   const { port, host, dbPath, synchronous, pgPoolSize, configPath, workers, reapIntervalMs } = readServeSettings(values, process.env);
   const config = loadServerConfig(process.env, configPath);
   if (values["allow-weak-python-sandbox"]) config.pythonAllowWeakSandbox = true;
-  const extraEnvs = await loadEnvModules(values.env ?? []);
+  // `--env harbor:DIR` serves a directory of Harbor tasks (docs/sandboxes.md); any other --env is a module.
+  const envSpecs = values.env ?? [];
+  const harborDirs = envSpecs.filter((spec) => spec.startsWith("harbor:")).map((spec) => spec.slice("harbor:".length));
+  const extraEnvs = await loadEnvModules(envSpecs.filter((spec) => !spec.startsWith("harbor:")));
   const mathDataset = loadMathDatasetConfig(process.env, configPath);
   if (mathDataset) {
     // Loaded now, so a bad path or URL stops the server at start rather than at a reset.
@@ -70,7 +73,7 @@ async function serveCommand(argv: string[]): Promise<void> {
   }
   // With workers, only the first reaps: the reaper is one statement, once is enough.
   const reaps = !cluster.isWorker || cluster.worker?.id === 1;
-  const server = await startNodeServer({ port, host, dbPath, synchronous, pgPoolSize, config, extraEnvs, reapIntervalMs: reaps ? reapIntervalMs : 0 });
+  const server = await startNodeServer({ port, host, dbPath, synchronous, pgPoolSize, config, extraEnvs, harborDirs, reapIntervalMs: reaps ? reapIntervalMs : 0 });
   console.log(`edgegym listening on ${server.url} (database: ${isPostgresUrl(dbPath) ? redactPostgresUrl(dbPath) : dbPath}; docs: ${server.url}/docs${cluster.isWorker ? `; worker ${cluster.worker?.id}` : ""})`);
   if (config.apiKeys?.length || config.adminApiKeys?.length) console.log(`API keys required on /v1 (${config.apiKeys?.length ?? 0} tenant, ${config.adminApiKeys?.length ?? 0} admin configured)`);
   const stop = (): void => {

@@ -4,12 +4,13 @@ import type { AddressInfo } from "node:net";
 import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
 import { createNodeOnlyEnvs } from "../../envs/builtin/node-only.js";
 import { createApp } from "../app.js";
-import type { ServerConfig } from "../context.js";
+import { DEFAULT_CONFIG, type ServerConfig } from "../context.js";
 import { openNodeDatabase, type SqliteSynchronous } from "../db/node-sqlite.js";
 import { isPostgresUrl } from "../db/pg/url.js";
 import { sqliteStores, type Stores } from "../db/stores.js";
 import { coalesceFrameWrites } from "./coalesce-frame-writes.js";
 import { consoleFilesOnDisk } from "./console-files.js";
+import { serveHarbor } from "./harbor.js";
 import { answerRefusedUpgrades } from "./upgrade-rejections.js";
 import { wsSocketFlow } from "./ws-flow.js";
 
@@ -25,6 +26,8 @@ export interface NodeServerOptions {
   config?: Partial<ServerConfig>;
   /** Environments beside the built-ins (from `--env`). */
   extraEnvs?: AnyEnvironment[];
+  /** Directories of Harbor tasks served as the `harbor` environment on Docker (`--env harbor:DIR`). */
+  harborDirs?: readonly string[];
   /** How often expired episodes (and, with a retention set, old ended eval jobs) are reaped; 0 turns the reaper off. */
   reapIntervalMs?: number;
 }
@@ -51,7 +54,11 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   const nodeOnly = createNodeOnlyEnvs({ allowWeakIsolation: options.config?.pythonAllowWeakSandbox ?? false });
   const python = nodeOnly.sandbox.isolation();
   console.log(`python sandbox: ${python.level} (${python.detail})${python.refusal ? "; python is refused: see GET /v1/envs/python" : ""}`);
-  const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? [])]);
+  const settings = { ...DEFAULT_CONFIG, ...options.config };
+  const harbor = options.harborDirs?.length
+    ? await serveHarbor({ dirs: options.harborDirs, database: options.dbPath, maxLive: settings.sandboxMaxLive, forceNoNetwork: settings.sandboxForceNoNetwork, pids: settings.sandboxPids })
+    : undefined;
+  const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? []), ...(harbor ? [harbor.env] : [])]);
   // WebSockets (the OpenEnv /ws session) through @hono/node-server's own upgrade helper over `ws`,
   // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
   // The address it listens on goes to the app: a keyless server answers only that, localhost and IP addresses (DNS rebinding).
@@ -60,6 +67,22 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   const sockets = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
   coalesceFrameWrites(sockets);
 
+  // Containers whose episode no longer owns them (closed, expired, scored, unknown) go: at start-up (a crash or a kill -9
+  // left them) and beside every reaper pass (an expiry closes no container by itself).
+  const sweepSandboxes = async (): Promise<void> => {
+    if (!harbor) return;
+    try {
+      const { removed } = await harbor.sweep(async (id) => {
+        const row = await store.get(id);
+        // Past its expiry is expired, whether or not the reaper has marked it yet (the sweep runs first at start-up).
+        return row ? { status: row.status === "active" && row.expiresAt <= Date.now() ? "expired" : row.status, scored: row.score != null } : undefined;
+      });
+      if (removed.length) console.log(`sandbox sweep: removed ${removed.length} container(s) no live episode owns`);
+    } catch (err) {
+      console.error("sandbox sweep failed:", err);
+    }
+  };
+  await sweepSandboxes();
   const reap = async (): Promise<void> => {
     try {
       const { expired, deleted } = await store.reapExpired(Date.now());
@@ -67,6 +90,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
     } catch (err) {
       console.error("reaper failed:", err);
     }
+    await sweepSandboxes();
     try {
       const evalsReaped = await evals.reapEnded(Date.now());
       if (evalsReaped?.jobs) console.log(`reaper: deleted ${evalsReaped.jobs} ended eval job(s) past retention, with ${evalsReaped.rollouts} rollout(s)`);

@@ -1,0 +1,117 @@
+import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { createHarborEnv } from "../../envs/builtin/harbor/env.js";
+import type { HarborRuntime } from "../../envs/builtin/harbor/runtime.js";
+import { loadHarborTasks, type HarborTaskDir } from "../../envs/builtin/harbor/task-dir.node.js";
+import { EngineError, type AnyEnvironment } from "../../envs/index.js";
+import { DockerSandboxProvider } from "../../envs/sandbox/docker.node.js";
+import { SandboxError } from "../../envs/sandbox/types.js";
+import { SANDBOX_LABELS, sweepSandboxes, type EpisodeLookup, type SweepResult } from "../sandboxes/janitor.js";
+
+export interface HarborServeOptions {
+  /** Directories of Harbor task directories (`--env harbor:DIR`). */
+  dirs: readonly string[];
+  /** The server's database (path or URL): its hash names the containers this server's episodes own. */
+  database: string;
+  /** Live containers of this database at once (EDGEGYM_SANDBOX_MAX_LIVE). */
+  maxLive: number;
+  /** Every box offline, whatever its task says (EDGEGYM_SANDBOX_FORCE_NO_NETWORK). */
+  forceNoNetwork: boolean;
+  /** Processes per box (EDGEGYM_SANDBOX_PIDS). */
+  pids: number;
+}
+
+export interface HarborServing {
+  env: AnyEnvironment;
+  provider: DockerSandboxProvider;
+  /** Removes the boxes of this database that no episode owns any more. */
+  sweep(lookup: EpisodeLookup): Promise<SweepResult>;
+}
+
+/**
+ * A stable, credential-free name of a database: servers on the same file or URL (same
+ * host, same Docker) share their episodes' containers, and no other server touches them.
+ */
+export function databaseLabel(database: string): string {
+  let name = database;
+  if (/^postgres(ql)?:\/\//.test(database)) {
+    const url = new URL(database);
+    url.username = "";
+    url.password = "";
+    name = url.toString();
+  } else if (database !== ":memory:") {
+    try {
+      name = realpathSync(database);
+    } catch {
+      // Not created yet: the path as given.
+    }
+  }
+  // An in-memory database is its own process: name it so, so no other server sweeps its boxes.
+  if (database === ":memory:") name = `memory:${process.pid}:${Date.now()}`;
+  return createHash("sha256").update(name).digest("hex").slice(0, 16);
+}
+
+/** The image of a task: built from environment/ once per content hash (tag `edgegym-task/NAME:HASH`), or its prebuilt `docker_image`. */
+function imageBuilder(provider: DockerSandboxProvider): (task: HarborTaskDir) => Promise<{ image: string; digest: string }> {
+  // One build per image at a time in this process: a batch of resets of one task waits for one build.
+  const building = new Map<string, Promise<{ image: string; digest: string }>>();
+  return async (task) => {
+    if (task.config.dockerImage) {
+      if (!(await provider.imageExists(task.config.dockerImage))) {
+        throw new SandboxError("sandbox_build_failed", `task ${task.name} names the prebuilt image ${task.config.dockerImage}, which this Docker daemon does not have; pull or load it first`);
+      }
+      return { image: task.config.dockerImage, digest: "" };
+    }
+    if (!task.environmentDir || !task.environmentHash) throw new SandboxError("sandbox_build_failed", `task ${task.name} has neither environment/ nor [environment].docker_image`);
+    const slug = task.name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+/, "").slice(0, 100) || "task";
+    const tag = `edgegym-task/${slug}:${task.environmentHash.replace(/^sha256:/, "").slice(0, 20)}`;
+    const pending = building.get(tag);
+    if (pending) return pending;
+    const work = (async () => {
+      if (await provider.imageExists(tag)) return { image: tag, digest: "" };
+      const built = await provider.buildImage(task.environmentDir as string, tag, { timeoutMs: task.config.buildTimeoutSec * 1000, labels: { "edgegym.task": task.name } });
+      return { image: built.image, digest: built.digest };
+    })();
+    building.set(tag, work);
+    try {
+      return await work;
+    } finally {
+      building.delete(tag);
+    }
+  };
+}
+
+/**
+ * The `harbor` environment on Docker: its tasks loaded, the Docker provider, admission
+ * (live boxes of this database, counted from their labels, so every process on the host
+ * sees one count), and the sweep that removes boxes no episode owns.
+ */
+export async function serveHarbor(options: HarborServeOptions): Promise<HarborServing> {
+  const tasks: HarborTaskDir[] = [];
+  for (const dir of options.dirs) {
+    const set = await loadHarborTasks(dir);
+    for (const warning of set.warnings) console.warn(`harbor: ${warning}`);
+    tasks.push(...set.tasks);
+  }
+  const provider = new DockerSandboxProvider({ defaultPids: options.pids });
+  const dbLabel = databaseLabel(options.database);
+  const owned = { [SANDBOX_LABELS.db]: dbLabel, [SANDBOX_LABELS.role]: "episode" };
+  const runtime: HarborRuntime = {
+    provider,
+    imageFor: imageBuilder(provider),
+    labels: (episodeId) => ({ ...owned, [SANDBOX_LABELS.episode]: episodeId }),
+    admit: async () => {
+      const live = (await provider.list(owned)).length;
+      if (live >= options.maxLive) {
+        throw new EngineError("rate_limited", `this server holds ${live} live sandboxes, its limit (EDGEGYM_SANDBOX_MAX_LIVE); close or score finished episodes, or retry`, { quota: "sandboxes", limit: options.maxLive, in_use: live, retry_after_seconds: 5 });
+      }
+    },
+    forceNoNetwork: options.forceNoNetwork,
+    defaults: { pids: options.pids },
+  };
+  return {
+    env: createHarborEnv(tasks, runtime) as unknown as AnyEnvironment,
+    provider,
+    sweep: (lookup) => sweepSandboxes({ provider, dbLabel, lookup }),
+  };
+}
