@@ -97,6 +97,8 @@ export interface StartOptions {
   args?: Record<string, unknown> | undefined;
   /** The id the server will store the episode under, handed to `setup` (SetupContext.episodeId). */
   episodeId?: string | undefined;
+  /** The tenant that asked, handed to `setup` (SetupContext.tenant). */
+  tenant?: string | undefined;
 }
 
 function randomSeed(): number {
@@ -156,7 +158,7 @@ export async function startEpisode(env: AnyEnvironment, opts: StartOptions): Pro
   const args = parseArgs(env, opts.args);
   const { split, index, seed } = resolveTask(env, opts);
   const row = await loadTask(env, split, index, args);
-  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index, ...(opts.episodeId === undefined ? {} : { episodeId: opts.episodeId }) });
+  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index, ...(opts.episodeId === undefined ? {} : { episodeId: opts.episodeId }), ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }) });
   const state = env.stateSchema.parse(setup.state);
   const messages = [...openingMessages(env, row), ...(setup.messages ?? [])];
   return {

@@ -42,6 +42,8 @@ export interface SetupContext<Args> {
    * resources made here can be labelled with their owner. Absent outside a server.
    */
   episodeId?: string;
+  /** The tenant (API key name) that asked, for resources counted per tenant. Absent outside a server. */
+  tenant?: string;
 }
 
 /** Why an episode's resources are released. */

@@ -77,6 +77,8 @@ export interface ServerConfig {
   boundHost: string | null;
   /** Live sandboxes (containers) of this server's database at once; past it a reset of a sandboxed environment is 429 (docs/sandboxes.md). */
   sandboxMaxLive: number;
+  /** Containers one process may create per minute (a token bucket of that size). */
+  sandboxCreatesPerMinute: number;
   /** Every sandbox runs with no network, whatever its task asks. */
   sandboxForceNoNetwork: boolean;
   /** Processes one sandbox may run at once (Harbor tasks set none). */
@@ -112,6 +114,7 @@ export const DEFAULT_CONFIG: ServerConfig = {
   allowedHosts: [],
   boundHost: null,
   sandboxMaxLive: 64,
+  sandboxCreatesPerMinute: 120,
   sandboxForceNoNetwork: false,
   sandboxPids: 512,
 };

@@ -105,7 +105,7 @@ export class EpisodeService {
     const env = this.env(envId);
     // Picked before setup, so resources setup makes (a container) carry their owner's id.
     const id = episodeId ?? newEpisodeId();
-    const snapshot = await startEpisode(env, { ...body, episodeId: id });
+    const snapshot = await startEpisode(env, { ...body, episodeId: id, tenant: viewer.name });
     const metadataBytes = utf8Length(JSON.stringify(body.metadata ?? {}));
     const rowBytes = metadataBytes + utf8Length(JSON.stringify(snapshot.args)) + utf8Length(JSON.stringify(snapshot.messages)) + utf8Length(JSON.stringify(snapshot.state ?? null));
     await this.quotas.admitReset(viewer.name, metadataBytes, rowBytes);

@@ -157,6 +157,11 @@ export const APP_SETTINGS: readonly Setting[] = [
     parse: positiveInt("EDGEGYM_SANDBOX_MAX_LIVE"), file: positive, apply: (c, v) => { c.sandboxMaxLive = v; },
   }),
   setting({
+    variable: "EDGEGYM_SANDBOX_CREATES_PER_MINUTE", fileKey: "sandbox_creates_per_minute", flag: null, runtimes: "node", default: "120",
+    doc: "containers one server process may create per minute (a token bucket, that many at once); past it a reset is `429` with `Retry-After`",
+    parse: positiveInt("EDGEGYM_SANDBOX_CREATES_PER_MINUTE"), file: positive, apply: (c, v) => { c.sandboxCreatesPerMinute = v; },
+  }),
+  setting({
     variable: "EDGEGYM_SANDBOX_FORCE_NO_NETWORK", fileKey: "sandbox_force_no_network", flag: null, runtimes: "node", default: "false",
     doc: "run every sandbox with no network at all, whatever its task's `network_mode` says",
     parse: boolean("EDGEGYM_SANDBOX_FORCE_NO_NETWORK"), file: z.boolean(), apply: (c, v) => { c.sandboxForceNoNetwork = v; },

@@ -3,9 +3,10 @@ import { realpathSync } from "node:fs";
 import { createHarborEnv } from "../../envs/builtin/harbor/env.js";
 import type { HarborRuntime } from "../../envs/builtin/harbor/runtime.js";
 import { loadHarborTasks, type HarborTaskDir } from "../../envs/builtin/harbor/task-dir.node.js";
-import { EngineError, type AnyEnvironment } from "../../envs/index.js";
+import type { AnyEnvironment } from "../../envs/index.js";
 import { DockerSandboxProvider } from "../../envs/sandbox/docker.node.js";
 import { SandboxError } from "../../envs/sandbox/types.js";
+import { sandboxAdmission } from "../sandboxes/admission.js";
 import { SANDBOX_LABELS, sweepSandboxes, type EpisodeLookup, type SweepResult } from "../sandboxes/janitor.js";
 
 export interface HarborServeOptions {
@@ -15,6 +16,10 @@ export interface HarborServeOptions {
   database: string;
   /** Live containers of this database at once (EDGEGYM_SANDBOX_MAX_LIVE). */
   maxLive: number;
+  /** Live boxes of one tenant (the `sandboxes` quota); null: none. */
+  maxPerTenant: number | null;
+  /** Boxes this process may create per minute (EDGEGYM_SANDBOX_CREATES_PER_MINUTE). */
+  createsPerMinute: number;
   /** Every box offline, whatever its task says (EDGEGYM_SANDBOX_FORCE_NO_NETWORK). */
   forceNoNetwork: boolean;
   /** Processes per box (EDGEGYM_SANDBOX_PIDS). */
@@ -52,7 +57,7 @@ export function databaseLabel(database: string): string {
 }
 
 /** The image of a task: built from environment/ once per content hash (tag `edgegym-task/NAME:HASH`), or its prebuilt `docker_image`. */
-function imageBuilder(provider: DockerSandboxProvider): (task: HarborTaskDir) => Promise<{ image: string; digest: string }> {
+export function imageBuilder(provider: DockerSandboxProvider): (task: HarborTaskDir) => Promise<{ image: string; digest: string }> {
   // One build per image at a time in this process: a batch of resets of one task waits for one build.
   const building = new Map<string, Promise<{ image: string; digest: string }>>();
   return async (task) => {
@@ -99,13 +104,8 @@ export async function serveHarbor(options: HarborServeOptions): Promise<HarborSe
   const runtime: HarborRuntime = {
     provider,
     imageFor: imageBuilder(provider),
-    labels: (episodeId) => ({ ...owned, [SANDBOX_LABELS.episode]: episodeId }),
-    admit: async () => {
-      const live = (await provider.list(owned)).length;
-      if (live >= options.maxLive) {
-        throw new EngineError("rate_limited", `this server holds ${live} live sandboxes, its limit (EDGEGYM_SANDBOX_MAX_LIVE); close or score finished episodes, or retry`, { quota: "sandboxes", limit: options.maxLive, in_use: live, retry_after_seconds: 5 });
-      }
-    },
+    labels: (episodeId, tenant) => ({ ...owned, [SANDBOX_LABELS.episode]: episodeId, ...(tenant === undefined ? {} : { [SANDBOX_LABELS.tenant]: tenant }) }),
+    admit: sandboxAdmission({ provider, dbLabel, maxLive: options.maxLive, maxPerTenant: options.maxPerTenant, createsPerMinute: options.createsPerMinute }),
     forceNoNetwork: options.forceNoNetwork,
     defaults: { pids: options.pids },
   };

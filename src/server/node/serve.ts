@@ -56,7 +56,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   console.log(`python sandbox: ${python.level} (${python.detail})${python.refusal ? "; python is refused: see GET /v1/envs/python" : ""}`);
   const settings = { ...DEFAULT_CONFIG, ...options.config };
   const harbor = options.harborDirs?.length
-    ? await serveHarbor({ dirs: options.harborDirs, database: options.dbPath, maxLive: settings.sandboxMaxLive, forceNoNetwork: settings.sandboxForceNoNetwork, pids: settings.sandboxPids })
+    ? await serveHarbor({ dirs: options.harborDirs, database: options.dbPath, maxLive: settings.sandboxMaxLive, maxPerTenant: settings.quotas.maxSandboxes, createsPerMinute: settings.sandboxCreatesPerMinute, forceNoNetwork: settings.sandboxForceNoNetwork, pids: settings.sandboxPids })
     : undefined;
   const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? []), ...(harbor ? [harbor.env] : [])]);
   // WebSockets (the OpenEnv /ws session) through @hono/node-server's own upgrade helper over `ws`,

@@ -7,6 +7,8 @@ export const SANDBOX_LABELS = {
   episode: "edgegym.episode",
   /** `episode` (an episode's box), `warm` (pre-created, unclaimed), `snapshot` (a fork's base image). */
   role: "edgegym.role",
+  /** The tenant whose episode it is: the per-tenant `sandboxes` quota counts these. */
+  tenant: "edgegym.tenant",
 } as const;
 
 /** What the janitor needs to know of an episode: whether it still owns a live sandbox. */

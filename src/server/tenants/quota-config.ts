@@ -13,6 +13,7 @@ export interface QuotaVars {
   EDGEGYM_QUOTA_METADATA_BYTES?: string | undefined;
   EDGEGYM_QUOTA_EVENT_STREAMS?: string | undefined;
   EDGEGYM_QUOTA_SOCKETS?: string | undefined;
+  EDGEGYM_QUOTA_SANDBOXES?: string | undefined;
 }
 
 /** Each quota: its variable and its key in the config file's `quotas` object. */
@@ -26,6 +27,7 @@ const FIELDS = {
   maxMetadataBytes: ["EDGEGYM_QUOTA_METADATA_BYTES", "metadata_bytes"],
   maxEventStreams: ["EDGEGYM_QUOTA_EVENT_STREAMS", "event_streams"],
   maxSockets: ["EDGEGYM_QUOTA_SOCKETS", "sockets"],
+  maxSandboxes: ["EDGEGYM_QUOTA_SANDBOXES", "sandboxes"],
 } as const satisfies Record<keyof TenantQuotas, readonly [keyof QuotaVars, string]>;
 
 /** Each quota's variable and file key, for the settings table (src/server/settings.ts). */

@@ -40,6 +40,7 @@ describe("per-tenant quotas", () => {
       maxMetadataBytes: 64 * 1024,
       maxEventStreams: 16,
       maxSockets: 1024,
+      maxSandboxes: 32,
     });
   });
 

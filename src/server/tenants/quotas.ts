@@ -26,6 +26,9 @@ import { ApiError } from "../errors.js";
  *   memory. 1,024: one `/v1/ws` socket carries a whole GRPO batch, an OpenEnv client
  *   opens one per environment instance, and a quarter of the server's 4,096 leaves room
  *   for three more tenants as big (one key holding all 4,096 locked every other key out).
+ * - `maxSandboxes`: live containers of sandboxed episodes (`--env harbor:DIR`), counted
+ *   from their labels on the Docker daemon (global across processes on one host). 32: half
+ *   of a server's 64, so one key cannot take every box.
  */
 export interface TenantQuotas {
   maxOpenEpisodes: number | null;
@@ -37,6 +40,7 @@ export interface TenantQuotas {
   maxMetadataBytes: number | null;
   maxEventStreams: number | null;
   maxSockets: number | null;
+  maxSandboxes: number | null;
 }
 
 export const DEFAULT_QUOTAS: TenantQuotas = {
@@ -49,10 +53,11 @@ export const DEFAULT_QUOTAS: TenantQuotas = {
   maxMetadataBytes: 64 * 1024,
   maxEventStreams: 16,
   maxSockets: 1024,
+  maxSandboxes: 32,
 };
 
 /** The quota names clients see in `error.details.quota`. */
-export type QuotaName = "open_episodes" | "resets_per_second" | "concurrent_evals" | "stored_bytes" | "episode_bytes" | "metadata_bytes" | "event_streams" | "sockets";
+export type QuotaName = "open_episodes" | "resets_per_second" | "concurrent_evals" | "stored_bytes" | "episode_bytes" | "metadata_bytes" | "event_streams" | "sockets" | "sandboxes";
 
 /**
  * A tenant over one of its quotas: 429 `rate_limited` with Retry-After and

@@ -94,10 +94,10 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
     tools: harborTools(runtime.provider),
     stopConditions: [lost, agentTimeout],
     runtimes: ["node"],
-    setup: async (row, { episodeId }) => {
+    setup: async (row, { episodeId, tenant }) => {
       const task = taskNamed(String(row.info?.task));
       if (!episodeId) throw new EngineError("env_unavailable", "harbor episodes are made by a server (they need an episode id to label their container)");
-      await runtime.admit();
+      await runtime.admit(tenant);
       const { image, digest } = await runtime.imageFor(task).catch(sandboxFailure);
       const config = task.config;
       const record = await runtime.provider
@@ -105,7 +105,7 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
           image,
           limits: { ...runtime.defaults, ...config.limits },
           network: agentNetwork(task, runtime),
-          labels: runtime.labels(episodeId),
+          labels: runtime.labels(episodeId, tenant),
           ...(config.workdir ? { workdir: config.workdir } : {}),
           env: config.env,
         })

@@ -11,10 +11,10 @@ export interface HarborRuntime {
   provider: SandboxProvider;
   /** The image a task's boxes are created from: built from environment/ once per content hash, or the task's prebuilt `docker_image`. */
   imageFor(task: HarborTaskDir): Promise<{ image: string; digest: string }>;
-  /** The labels of one episode's box: the server's database, the episode, the role. */
-  labels(episodeId: string): Record<string, string>;
-  /** Throws (429, with Retry-After) when the server may not create another box now. Called before every create. */
-  admit(): Promise<void>;
+  /** The labels of one episode's box: the server's database, the episode, its tenant, the role. */
+  labels(episodeId: string, tenant: string | undefined): Record<string, string>;
+  /** Throws (429, with Retry-After) when the server, or this tenant, may not create another box now. Called before every create. */
+  admit(tenant: string | undefined): Promise<void>;
   /** Operator setting: every task runs with no network, whatever its task.toml says. */
   forceNoNetwork: boolean;
   /** Limits applied where a task leaves them open (Harbor has no pids field, so `pids` always comes from here). */
