@@ -39,7 +39,8 @@ phase "verifiers venvs" bash -c 'bash scripts/verifiers-venv.sh vf03 >/dev/null 
 # start FROM (built from Debian's packages, cached by content). Without a daemon they are
 # skipped, saying so, unless EDGEGYM_REQUIRE_DOCKER=1 (CI sets it).
 if docker info >/dev/null 2>&1; then
-  phase "sandbox base image" bash scripts/sandbox-base-image.sh
+  # A machine without mmdebstrap (or offline) skips the sandbox tests, saying why; CI requires them.
+  phase "sandbox base image" bash -c 'bash scripts/sandbox-base-image.sh || { echo "the sandbox base image could not be built: sandbox tests will be skipped" >&2; [ "${EDGEGYM_REQUIRE_DOCKER:-0}" != 1 ]; }'
 else
   echo "no Docker daemon answers: the sandbox tests will be skipped (see docs/sandboxes.md)"
 fi
