@@ -8,6 +8,7 @@ import { createMathDatasetEnv } from "../../envs/builtin/math-dataset/index.js";
 import { readSource } from "../../envs/datasets/read-source.node.js";
 import { rescoreCommand } from "../../eval/node/rescore-command.js";
 import { viewCommand } from "./view.js";
+import { harborCommand } from "./harbor-check-command.js";
 import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
 import { loadEnvModules } from "./load-envs.js";
@@ -105,6 +106,9 @@ async function main(): Promise<void> {
       return;
     case "view":
       process.exitCode = await viewCommand(rest);
+      return;
+    case "harbor":
+      process.exitCode = await harborCommand(rest);
       return;
     case undefined:
     case "help":

@@ -15,5 +15,6 @@ Usage:
   edgegym init DIR [--name NAME] [--edgegym SPEC]   an environment package that passes its own tests
   edgegym rescore RUN_DIR [--no-replay] [-c N] [-o FILE]   (score stored rollouts again, without the model)
   edgegym view RUN_DIR... [--port N]   the web console's evaluation pages for runs on disk (vf-eval's too)
+  edgegym harbor check DIR [--task NAME]... [--jobs N]   every Harbor task's oracle, then its tests; exit 0 when all score 1
 
 ${settingsUsage()}`);
