@@ -1,4 +1,4 @@
-import type { AssistantMessage, ChatMessage, EvalRollout, EvalRolloutError, Example, Score, Split } from "../protocol/index.js";
+import { scoreFailure, type AssistantMessage, type ChatMessage, type EvalRollout, type EvalRolloutError, type Example, type Score, type Split } from "../protocol/index.js";
 import type { EpisodeDriver } from "./driver.js";
 import { EvalError, isAbortError } from "./errors.js";
 import type { ChatModel } from "./model.js";
@@ -148,6 +148,9 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
     if (episodeId) await ctx.driver.close(episodeId);
   }
 
+  // A score that could not be given (the verifier timed out, wrote no reward) is an error of the rollout, not a 0 it earned.
+  const unscored = score && !error ? scoreFailure(score) : null;
+  if (unscored) error = { error: `score_failed:${unscored.code}`, error_chain_str: unscored.message, error_chain_repr: unscored.message, attempts: 1 };
   const metrics: Record<string, number> = {};
   for (const c of score?.components ?? []) metrics[c.name] = c.score;
   Object.assign(metrics, score?.metrics ?? {});

@@ -152,6 +152,26 @@ export const Score = z
   .meta({ id: "Score", description: "An episode's score: the weighted reward and what it is made of." });
 export type Score = z.infer<typeof Score>;
 
+/**
+ * Codes a score component's `error` starts with (`"verifier_timeout: …"`) when the rollout
+ * could not be scored at all: its 0 is not one the agent earned, so a trainer masks it and
+ * an evaluation counts it as an error, apart from reward 0. Sandboxed environments report
+ * these (docs/sandboxes.md); a judge failure is not one (the judge's verdict is missing, the
+ * rollout itself was whole).
+ */
+export const SCORE_FAILURE_CODES = ["verifier_timeout", "reward_file_missing", "reward_file_empty", "reward_file_invalid", "sandbox_lost"] as const;
+export type ScoreFailureCode = (typeof SCORE_FAILURE_CODES)[number];
+
+/** The first weighted component that failed with one of `SCORE_FAILURE_CODES`, or null. */
+export function scoreFailure(score: Score): { code: ScoreFailureCode; component: string; message: string } | null {
+  for (const c of score.components) {
+    if (c.weight === 0 || !c.error) continue;
+    const code = c.error.slice(0, c.error.indexOf(":")) as ScoreFailureCode;
+    if ((SCORE_FAILURE_CODES as readonly string[]).includes(code)) return { code, component: c.name, message: c.error };
+  }
+  return null;
+}
+
 export const ScoreResponse = z
   .object({ episode_id: EpisodeId, score: Score, scored_at: ScoredAtField })
   .strict()
