@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { HarborState } from "../../envs/builtin/harbor/state.js";
+import { initialHarborState, type HarborState } from "../../envs/builtin/harbor/state.js";
 import type { HarborTaskDir } from "../../envs/builtin/harbor/task-dir.node.js";
 import { runVerifier, VerifierFailure } from "../../envs/builtin/harbor/verifier.js";
 import { SandboxError, type SandboxLimits, type SandboxProvider } from "../../envs/sandbox/types.js";
@@ -191,17 +191,7 @@ async function checkTask(task: HarborTaskDir, context: RunContext): Promise<Task
     if (signal?.aborted) throw new Interrupted();
 
     // As Harbor does, the tests run even after a failed or timed-out oracle: the reward says what it left.
-    const state: HarborState = {
-      task: task.name,
-      sandbox: { ...record, imageDigest: record.imageDigest || digest },
-      agentUser: config.agentUser,
-      workdir: config.workdir,
-      env: config.env,
-      agentTimeoutSec: config.agentTimeoutSec,
-      commandMs: run.durationMs,
-      commands: 1,
-      lost: false,
-    };
+    const state: HarborState = { ...initialHarborState(task, record, digest), commandMs: run.durationMs, commands: 1 };
     const verified = await runVerifier(provider, task, state);
     check.reward = verified.reward;
     if (verified.tests) check.tests = { passed: verified.tests.summary.passed, failed: verified.tests.summary.failed };

@@ -5,7 +5,7 @@ import { defineRubric } from "../../rubric.js";
 import { SandboxError, type SandboxNetwork } from "../../sandbox/types.js";
 import type { Environment, StopCondition, TaskRow } from "../../types.js";
 import type { HarborRuntime } from "./runtime.js";
-import { HarborState } from "./state.js";
+import { HarborState, initialHarborState } from "./state.js";
 import type { HarborTaskDir } from "./task-dir.node.js";
 import { harborTools, secondsLeft } from "./tools.js";
 import { runVerifier, type VerifierResult } from "./verifier.js";
@@ -110,19 +110,7 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
           env: config.env,
         })
         .catch(sandboxFailure);
-      return {
-        state: {
-          task: task.name,
-          sandbox: { ...record, imageDigest: record.imageDigest || digest },
-          agentUser: config.agentUser,
-          workdir: config.workdir,
-          env: config.env,
-          agentTimeoutSec: config.agentTimeoutSec,
-          commandMs: 0,
-          commands: 0,
-          lost: false,
-        },
-      };
+      return { state: initialHarborState(task, record, digest) };
     },
     episodeResources: {
       release: async (state) => {

@@ -22,3 +22,22 @@ export const HarborState = z
   })
   .strict();
 export type HarborState = z.infer<typeof HarborState>;
+
+/** A fresh episode's state for a task's new box (its settings from task.toml, no command run yet). */
+export function initialHarborState(
+  task: { name: string; config: { agentUser: string | null; workdir: string | null; env: Record<string, string>; agentTimeoutSec: number | null } },
+  box: { provider: string; id: string; image: string; imageDigest: string },
+  imageDigest: string,
+): HarborState {
+  return {
+    task: task.name,
+    sandbox: { ...box, imageDigest: box.imageDigest || imageDigest },
+    agentUser: task.config.agentUser,
+    workdir: task.config.workdir,
+    env: task.config.env,
+    agentTimeoutSec: task.config.agentTimeoutSec,
+    commandMs: 0,
+    commands: 0,
+    lost: false,
+  };
+}

@@ -28,9 +28,23 @@ const settingsOf = (state: HarborState): BoxSettings => ({
   ...(Object.keys(state.env).length ? { env: state.env } : {}),
 });
 
-/** A box that is gone is the episode's end, never a silent fresh start: the error text says so, and the step ends with `sandbox_lost`. */
-function lostText(err: unknown): string | undefined {
-  return err instanceof SandboxError && err.code === "sandbox_lost" ? `Error: sandbox_lost: ${err.message}` : undefined;
+/**
+ * Runs a tool's work in the box. A box that is gone ends the episode (`sandbox_lost`, never
+ * a silent fresh start); a missing or oversized file is the model's to fix, so it reads why.
+ */
+async function onBox(state: HarborState, file: { path: string; limit: number; hint: string } | null, work: () => Promise<string>): Promise<string> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof SandboxError)) throw err;
+    if (err.code === "sandbox_lost") {
+      state.lost = true;
+      return `Error: sandbox_lost: ${err.message}`;
+    }
+    if (file && err.code === "file_not_found") return `Error: no file at ${file.path}`;
+    if (file && err.code === "file_too_large") return `Error: ${file.path} is larger than ${file.limit} bytes; ${file.hint}`;
+    throw err;
+  }
 }
 
 /** Seconds of command time the agent has left (null: no limit). */
@@ -58,19 +72,12 @@ function bashTool(provider: SandboxProvider): Tool<HarborState> {
       const left = secondsLeft(state);
       if (left !== null && left <= 0) return `Error: the agent's time for commands (${state.agentTimeoutSec} s) is used up; nothing was run.`;
       const limit = Math.max(1, Math.floor(Math.min(timeout_sec ?? DEFAULT_COMMAND_SEC, left ?? Infinity)));
-      try {
+      return onBox(state, null, async () => {
         const result = await provider.exec(state.sandbox.id, ["bash", "-c", command], { timeoutMs: limit * 1000, maxOutputBytes: COMMAND_OUTPUT_BYTES, ...settingsOf(state) });
         state.commandMs += result.durationMs;
         state.commands += 1;
         return describeExec(result, limit);
-      } catch (err) {
-        const lost = lostText(err);
-        if (lost) {
-          state.lost = true;
-          return lost;
-        }
-        throw err;
-      }
+      });
     },
   });
 }
@@ -84,21 +91,8 @@ function readFileTool(provider: SandboxProvider): Tool<HarborState> {
     description: `Returns a file's text from your container (at most ${READ_FILE_BYTES} bytes; use bash with sed or head for parts of bigger files).`,
     parameters: z.object({ path: Path }).strict(),
     timeoutMs: 60_000,
-    run: async ({ path }, { state }) => {
-      try {
-        const bytes = await provider.readFile(state.sandbox.id, resolvePath(state, path), READ_FILE_BYTES);
-        return new TextDecoder().decode(bytes);
-      } catch (err) {
-        if (err instanceof SandboxError && err.code === "file_not_found") return `Error: no file at ${path}`;
-        if (err instanceof SandboxError && err.code === "file_too_large") return `Error: ${path} is larger than ${READ_FILE_BYTES} bytes; read parts of it with bash (sed -n, head, tail)`;
-        const lost = lostText(err);
-        if (lost) {
-          state.lost = true;
-          return lost;
-        }
-        throw err;
-      }
-    },
+    run: async ({ path }, { state }) =>
+      onBox(state, { path, limit: READ_FILE_BYTES, hint: "read parts of it with bash (sed -n, head, tail)" }, async () => new TextDecoder().decode(await provider.readFile(state.sandbox.id, resolvePath(state, path), READ_FILE_BYTES))),
   });
 }
 
@@ -109,19 +103,11 @@ function writeFileTool(provider: SandboxProvider): Tool<HarborState> {
     description: "Creates or replaces a text file in your container with the given content (parent directories are created).",
     parameters: z.object({ path: Path, content: z.string().max(WRITE_FILE_BYTES).meta({ description: "The file's whole new content." }) }).strict(),
     timeoutMs: 60_000,
-    run: async ({ path, content }, { state }) => {
-      try {
+    run: async ({ path, content }, { state }) =>
+      onBox(state, null, async () => {
         await provider.writeFile(state.sandbox.id, resolvePath(state, path), content, state.agentUser ? { user: state.agentUser } : {});
         return `wrote ${new TextEncoder().encode(content).length} bytes to ${path}`;
-      } catch (err) {
-        const lost = lostText(err);
-        if (lost) {
-          state.lost = true;
-          return lost;
-        }
-        throw err;
-      }
-    },
+      }),
   });
 }
 
@@ -140,7 +126,7 @@ function editFileTool(provider: SandboxProvider): Tool<HarborState> {
     timeoutMs: 60_000,
     run: async ({ path, old_str, new_str }, { state }) => {
       const file = resolvePath(state, path);
-      try {
+      return onBox(state, { path, limit: WRITE_FILE_BYTES, hint: "edit it with bash" }, async () => {
         const text = new TextDecoder().decode(await provider.readFile(state.sandbox.id, file, WRITE_FILE_BYTES));
         const first = text.indexOf(old_str);
         if (first < 0) return `Error: old_str does not appear in ${path}; nothing changed`;
@@ -148,16 +134,7 @@ function editFileTool(provider: SandboxProvider): Tool<HarborState> {
         const next = text.slice(0, first) + new_str + text.slice(first + old_str.length);
         await provider.writeFile(state.sandbox.id, file, next, state.agentUser ? { user: state.agentUser } : {});
         return `edited ${path}: replaced ${old_str.length} characters with ${new_str.length}`;
-      } catch (err) {
-        if (err instanceof SandboxError && err.code === "file_not_found") return `Error: no file at ${path}`;
-        if (err instanceof SandboxError && err.code === "file_too_large") return `Error: ${path} is larger than ${WRITE_FILE_BYTES} bytes; edit it with bash`;
-        const lost = lostText(err);
-        if (lost) {
-          state.lost = true;
-          return lost;
-        }
-        throw err;
-      }
+      });
     },
   });
 }
