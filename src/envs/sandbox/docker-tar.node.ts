@@ -57,6 +57,29 @@ export function packFile(name: string, data: Uint8Array, owner: { mode: number; 
   return collect(pack);
 }
 
+/**
+ * Many files as one tar archive, their parent directories included (root-owned, 0755), so
+ * a whole tree goes into a container in one `PUT /archive`: the Engine's archive calls cost
+ * hundreds of milliseconds each on a loaded host, one per file added up.
+ */
+export function packFiles(files: readonly { relativePath: string; mode: number; bytes: Uint8Array }[]): Promise<Buffer> {
+  const pack = tar.pack();
+  const mtime = new Date();
+  const dirs = new Set<string>();
+  for (const file of files) {
+    const parts = file.relativePath.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join("/");
+      if (dirs.has(dir)) continue;
+      dirs.add(dir);
+      pack.entry({ name: dir, type: "directory", mode: 0o755, uid: 0, gid: 0, mtime });
+    }
+    pack.entry({ name: file.relativePath, type: "file", size: file.bytes.length, mode: file.mode & 0o7777, uid: 0, gid: 0, mtime }, Buffer.from(file.bytes));
+  }
+  pack.finalize();
+  return collect(pack);
+}
+
 /** A read's outcome: the bytes, or why there are none (the caller turns it into a typed error). */
 export type ExtractedFile = { kind: "file"; bytes: Buffer } | { kind: "too_large"; size: number } | { kind: "not_a_file"; type: string };
 

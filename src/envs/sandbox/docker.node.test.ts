@@ -176,6 +176,19 @@ describe.skipIf(skipReason !== null)(`DockerSandboxProvider on a real daemon${sk
     expect(large.details).toMatchObject({ size: 70_000, maxBytes: 69_999 });
   });
 
+  it("writes a tree of files in one go, modes kept and parents made, and refuses a path that leaves its directory", async () => {
+    const bytes = (text: string) => new TextEncoder().encode(text);
+    await docker.writeFiles(box.id, "/opt/tree/tests", [
+      { relativePath: "test.sh", mode: 0o755, bytes: bytes("#!/bin/sh\necho ok\n") },
+      { relativePath: "data/cases/one.txt", mode: 0o644, bytes: bytes("1\n") },
+    ]);
+    expect((await run(["stat", "-c", "%a %n", "/opt/tree/tests/test.sh", "/opt/tree/tests/data/cases/one.txt"])).output).toBe("755 /opt/tree/tests/test.sh\n644 /opt/tree/tests/data/cases/one.txt\n");
+    expect((await run(["/opt/tree/tests/test.sh"])).output).toBe("ok\n");
+    for (const relativePath of ["../escape.txt", "/etc/passwd", "a//b"]) {
+      expect((await rejection(docker.writeFiles(box.id, "/opt/tree", [{ relativePath, mode: 0o644, bytes: bytes("x") }]))).code).toBe("sandbox_unavailable");
+    }
+  });
+
   it("snapshots a container into an image that a fork starts from, and the two diverge", async () => {
     await docker.writeFile(box.id, "/work/app/state.txt", "parent before\n");
     const image = await docker.snapshot(box.id, labels);

@@ -4,7 +4,7 @@ import { buildImage, type BuildOptions, type BuiltImage } from "./docker-build.n
 import { toSandboxError } from "./docker-errors.node.js";
 import { runExec, runInternal } from "./docker-exec.node.js";
 import { containerConfig, isInitFailure, isStorageOptRefusal } from "./docker-container-config.node.js";
-import { extractFirstFile, packFile } from "./docker-tar.node.js";
+import { extractFirstFile, packFile, packFiles } from "./docker-tar.node.js";
 import {
   SandboxError,
   type ExecOptions,
@@ -152,6 +152,28 @@ export class DockerSandboxProvider implements SandboxProvider {
       await this.prepareParents(id, dir, undefined);
       await put().catch((again: unknown) => {
         throw toSandboxError(again, `write of ${target}`, id);
+      });
+    }
+  }
+
+  async writeFiles(id: string, dir: string, files: readonly { relativePath: string; mode: number; bytes: Uint8Array }[]): Promise<void> {
+    const target = posix.resolve("/", dir);
+    for (const file of files) {
+      if (file.relativePath.startsWith("/") || file.relativePath.split("/").some((part) => part === ".." || part === "")) {
+        throw new SandboxError("sandbox_unavailable", `refused to write ${JSON.stringify(file.relativePath)}: a path under ${target} must be relative and stay inside it`, { containerId: id });
+      }
+    }
+    const tarball = await packFiles(files);
+    const put = (): Promise<unknown> =>
+      this.engine.json("PUT", `/containers/${encodeURIComponent(id)}/archive`, { query: { path: target, noOverwriteDirNonDir: true }, raw: { body: tarball, contentType: "application/x-tar" } });
+    try {
+      await put();
+    } catch (err) {
+      // The directory is missing: made as root (one exec), then the same upload.
+      if (!(isEngineStatus(err, 404) && /could not find the file/i.test(err.message))) throw toSandboxError(err, `write of ${files.length} files under ${target}`, id);
+      await this.prepareParents(id, target, undefined);
+      await put().catch((again: unknown) => {
+        throw toSandboxError(again, `write of ${files.length} files under ${target}`, id);
       });
     }
   }

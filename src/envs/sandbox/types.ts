@@ -97,6 +97,12 @@ export interface SandboxProvider {
   readFile(id: string, path: string, maxBytes: number): Promise<Uint8Array>;
   /** Writes a file (parents created), owned by root unless `user` is given. */
   writeFile(id: string, path: string, data: string | Uint8Array, options?: { mode?: number; user?: string }): Promise<void>;
+  /**
+   * Writes a tree of files under `dir` (created if missing) in one go, owned by root, each
+   * with its mode: what a verifier's tests or an oracle's solution are copied in as.
+   * Paths are relative and may not leave `dir` (`..` is refused).
+   */
+  writeFiles(id: string, dir: string, files: readonly { relativePath: string; mode: number; bytes: Uint8Array }[]): Promise<void>;
   /** A new image of the container's filesystem now, to create forks from; returns its id. */
   snapshot(id: string, labels: Readonly<Record<string, string>>): Promise<string>;
   /** Removes the container (and nothing else). Idempotent: a container already gone is not an error. */

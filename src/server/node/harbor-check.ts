@@ -176,7 +176,7 @@ async function checkTask(task: HarborTaskDir, context: RunContext): Promise<Task
     const root = { timeoutMs: SETUP_TIMEOUT_MS, maxOutputBytes: 4096, user: "root" };
     // The logs are Harbor's mounted folders, writable by whichever user the agent and the tests run as.
     await provider.exec(id, ["sh", "-c", "mkdir -p /solution /logs/agent /logs/verifier && chmod 777 /logs/agent /logs/verifier"], root);
-    for (const file of solution) await provider.writeFile(id, `/solution/${file.relativePath}`, file.bytes, { mode: file.mode });
+    await provider.writeFiles(id, "/solution", solution);
     await provider.exec(id, ["sh", "-c", "chmod -R a+rX /solution && chmod +x /solution/solve.sh"], root);
 
     const timeoutSec = config.agentTimeoutSec ?? DEFAULT_ORACLE_TIMEOUT_SEC;

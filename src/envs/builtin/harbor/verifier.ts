@@ -59,10 +59,10 @@ export async function runVerifier(provider: SandboxProvider, task: HarborTaskDir
   const id = state.sandbox.id;
   const root = { timeoutMs: SETUP_TIMEOUT_MS, maxOutputBytes: 4096, user: "root" };
   try {
-    await provider.exec(id, ["sh", "-c", `rm -f ${REWARD_TXT_PATH} ${REWARD_JSON_PATH} ${CTRF_PATH} && rm -rf /tests && mkdir -p /logs/verifier /logs/agent /tests`], root);
-    for (const file of task.tests) await provider.writeFile(id, `/tests/${file.relativePath}`, file.bytes, { mode: file.mode });
-    await provider.exec(id, ["chmod", "-R", "a+rX,u+x", "/tests"], root);
-    await provider.exec(id, ["chmod", "+x", "/tests/test.sh"], root);
+    await provider.exec(id, ["sh", "-c", `rm -f ${REWARD_TXT_PATH} ${REWARD_JSON_PATH} ${CTRF_PATH} && rm -rf /tests && mkdir -p /logs/verifier /logs/agent /tests && chmod 777 /logs/verifier /logs/agent`], root);
+    // One archive for the whole tree, modes kept (test.sh is executable in the task; made so here too, as Harbor does).
+    await provider.writeFiles(id, "/tests", task.tests);
+    await provider.exec(id, ["sh", "-c", "chmod -R a+rX /tests && chmod a+x /tests/test.sh"], root);
     const timeoutSec = task.config.verifierTimeoutSec;
     const run = await provider.exec(id, ["bash", "-c", "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1"], {
       timeoutMs: Math.ceil(timeoutSec * 1000),
