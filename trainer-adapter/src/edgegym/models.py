@@ -280,10 +280,25 @@ class ScoreComponent(_Response):
     error: str | None = None
 
 
+#: Codes a score component's ``error`` starts with when the rollout could not be scored at
+#: all (a sandboxed task's verifier timed out, wrote no reward, lost its container): the 0 is
+#: not one the agent earned, so it is masked rather than trained on. The server's list:
+#: ``SCORE_FAILURE_CODES`` in src/protocol/episodes.ts.
+SCORE_FAILURE_CODES = frozenset({"verifier_timeout", "reward_file_missing", "reward_file_empty", "reward_file_invalid", "sandbox_lost"})
+
+
 class Score(_Response):
     reward: float
     components: list[ScoreComponent]
     metrics: dict[str, float]
+
+    @property
+    def failure(self) -> str | None:
+        """The error of the first weighted component that could not be scored (``"verifier_timeout: …"``), else None."""
+        for c in self.components:
+            if c.weight and c.error and c.error.split(":", 1)[0] in SCORE_FAILURE_CODES:
+                return c.error
+        return None
 
 
 class ScoreResponse(_Response):

@@ -238,6 +238,10 @@ class RolloutCollector:
         rollout.reward = scored.score.reward
         rollout.components = {c.name: c.score for c in scored.score.components}
         rollout.metrics = dict(scored.score.metrics)
+        # A score that could not be given (the task's tests timed out, no reward file) is no
+        # 0 the model earned: the rollout is failed, so training leaves it out.
+        if scored.score.failure is not None:
+            rollout.error = f"score_failed: {scored.score.failure}"
 
     # --- forks: continuations of one mid-episode state ---------------------------------
 
@@ -414,6 +418,8 @@ class RolloutCollector:
                 r.reward = ep.score.reward
                 r.components = {c.name: c.score for c in ep.score.components}
                 r.metrics = dict(ep.score.metrics)
+                if ep.score.failure is not None:
+                    r.error = f"score_failed: {ep.score.failure}"
             else:
                 await self._score(r)
             if not r.completion_ids:
