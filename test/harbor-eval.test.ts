@@ -4,13 +4,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HttpDriver } from "../src/eval/http-driver.js";
 import { OpenAIChatModel } from "../src/eval/openai-model.js";
-import { runEval } from "../src/eval/runner.js";
 import { SummaryBuilder } from "../src/eval/stats.js";
-import type { EvalRollout } from "../src/protocol/index.js";
 import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
 import { databaseLabel } from "../src/server/node/harbor.js";
 import { containersWith, dockerReady } from "./support/docker.js";
 import { REPO_ROOT } from "./support/node-server.js";
+import { runRollouts } from "./support/eval-run.js";
 import { startScriptedModel, type ScriptedModelServer, type ScriptedRequest } from "./support/scripted-model.js";
 
 /*
@@ -54,24 +53,10 @@ describe.skipIf(!ready)("an evaluation of Harbor tasks over HTTP", () => {
   it("scores solved tasks 1, counts an overrunning verifier as an error, and leaves no container", async () => {
     const driver = new HttpDriver({ baseUrl: server.url, retry: { maxRetries: 0 } });
     const chat = new OpenAIChatModel({ model: "scripted", baseUrl: model.baseUrl, timeoutMs: 30_000 });
-    const rows: EvalRollout[] = [];
     const tasks = ["count-errors", "slow-verifier"];
     const examples = await driver.examples("harbor", "train", 0, 5);
-    await runEval({
-      envId: "harbor",
-      split: "train",
-      envArgs: {},
-      driver,
-      model: chat,
-      sampling: {},
-      retry: { maxRetries: 0, baseDelayMs: 1 },
-      runKey: "harbor-eval",
-      specs: tasks.map((name, i) => ({ example: examples.find((e) => String(e.info?.task).endsWith(name)) as (typeof examples)[number], rolloutIndex: 0, seed: i })),
-      concurrency: 2,
-      onRollout: (row) => {
-        rows.push(row);
-      },
-    });
+    const specs = tasks.map((name, i) => ({ example: examples.find((e) => String(e.info?.task).endsWith(name)) as (typeof examples)[number], rolloutIndex: 0, seed: i }));
+    const rows = await runRollouts({ envId: "harbor", driver, model: chat, specs, concurrency: 2 });
     const byTask = Object.fromEntries(rows.map((r) => [String(r.info?.task).split("/").pop(), r]));
     expect(byTask["count-errors"]).toMatchObject({ reward: 1, error: null });
     expect(byTask["slow-verifier"]?.error).toMatchObject({ error: "score_failed:verifier_timeout" });

@@ -4,9 +4,9 @@ import { scoreFailure, type Score } from "../protocol/index.js";
 import { startScriptedModel, type ScriptedModelServer } from "../../test/support/scripted-model.js";
 import { InProcessDriver } from "./in-process-driver.js";
 import { OpenAIChatModel } from "./openai-model.js";
-import { runEval } from "./runner.js";
 import type { EvalRollout } from "../protocol/index.js";
 import { SummaryBuilder } from "./stats.js";
+import { runRollouts } from "../../test/support/eval-run.js";
 
 /** A verifier that cannot give a reward, as a sandboxed environment reports one: the error text starts with its code. */
 class TestsOverran extends Error {
@@ -47,22 +47,7 @@ describe("a score that could not be given", () => {
     const chat = new OpenAIChatModel({ model: "scripted", baseUrl: model.baseUrl, timeoutMs: 10_000 });
     const driver = new InProcessDriver(new EnvRegistry("node", [overrun]));
     const examples = await driver.examples("tests-overrun", "train", 0, 1);
-    const rows: EvalRollout[] = [];
-    await runEval({
-      envId: "tests-overrun",
-      split: "train",
-      envArgs: {},
-      driver,
-      model: chat,
-      sampling: {},
-      retry: { maxRetries: 0, baseDelayMs: 1 },
-      runKey: "score-failure",
-      specs: [{ example: examples[0] as (typeof examples)[number], rolloutIndex: 0, seed: 1 }],
-      concurrency: 1,
-      onRollout: (row) => {
-        rows.push(row);
-      },
-    });
+    const rows = await runRollouts({ envId: "tests-overrun", driver, model: chat, specs: [{ example: examples[0] as (typeof examples)[number], rolloutIndex: 0, seed: 1 }] });
     expect(rows).toHaveLength(1);
     expect(rows[0]?.reward).toBe(0);
     expect(rows[0]?.error).toMatchObject({ error: "score_failed:verifier_timeout", error_chain_str: expect.stringMatching(/^verifier_timeout: /) });

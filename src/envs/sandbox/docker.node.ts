@@ -143,17 +143,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     // Without a user the common case (the directory exists) needs no exec; with one, one exec makes the parents and finds the ids.
     const owner = options.user === undefined ? { uid: 0, gid: 0 } : await this.prepareParents(id, dir, options.user);
     const tarball = await packFile(posix.basename(target), bytes, { mode: options.mode ?? 0o644, ...owner });
-    const put = (): Promise<unknown> =>
-      this.engine.json("PUT", `/containers/${encodeURIComponent(id)}/archive`, { query: { path: dir, noOverwriteDirNonDir: true }, raw: { body: tarball, contentType: "application/x-tar" } });
-    try {
-      await put();
-    } catch (err) {
-      if (!(isEngineStatus(err, 404) && /could not find the file/i.test(err.message))) throw toSandboxError(err, `write of ${target}`, id);
-      await this.prepareParents(id, dir, undefined);
-      await put().catch((again: unknown) => {
-        throw toSandboxError(again, `write of ${target}`, id);
-      });
-    }
+    await this.putArchive(id, dir, tarball, `write of ${target}`);
   }
 
   async writeFiles(id: string, dir: string, files: readonly { relativePath: string; mode: number; bytes: Uint8Array }[]): Promise<void> {
@@ -164,16 +154,20 @@ export class DockerSandboxProvider implements SandboxProvider {
       }
     }
     const tarball = await packFiles(files);
+    await this.putArchive(id, target, tarball, `write of ${files.length} files under ${target}`);
+  }
+
+  /** `PUT /archive` into `dir`; a directory that is missing is made as root (one exec) and the upload tried once more. */
+  private async putArchive(id: string, dir: string, tarball: Buffer, what: string): Promise<void> {
     const put = (): Promise<unknown> =>
-      this.engine.json("PUT", `/containers/${encodeURIComponent(id)}/archive`, { query: { path: target, noOverwriteDirNonDir: true }, raw: { body: tarball, contentType: "application/x-tar" } });
+      this.engine.json("PUT", `/containers/${encodeURIComponent(id)}/archive`, { query: { path: dir, noOverwriteDirNonDir: true }, raw: { body: tarball, contentType: "application/x-tar" } });
     try {
       await put();
     } catch (err) {
-      // The directory is missing: made as root (one exec), then the same upload.
-      if (!(isEngineStatus(err, 404) && /could not find the file/i.test(err.message))) throw toSandboxError(err, `write of ${files.length} files under ${target}`, id);
-      await this.prepareParents(id, target, undefined);
+      if (!(isEngineStatus(err, 404) && /could not find the file/i.test(err.message))) throw toSandboxError(err, what, id);
+      await this.prepareParents(id, dir, undefined);
       await put().catch((again: unknown) => {
-        throw toSandboxError(again, `write of ${files.length} files under ${target}`, id);
+        throw toSandboxError(again, what, id);
       });
     }
   }

@@ -48,10 +48,18 @@ export function hostAllowed(hostname: string, options: HostCheckOptions): boolea
  */
 export function hostCheck(options: HostCheckOptions & { keyless: boolean }): MiddlewareHandler<AppEnv> {
   const active = options.keyless && (options.boundHost !== null || options.allowedHosts.length > 0) && !options.allowedHosts.includes("*");
+  // Every request passes here, and a server hears the same few Host values: the allowed ones
+  // are remembered (a bounded set), so a step costs a lookup, not a URL parse.
+  const known = new Set<string>();
   return async (c, next) => {
     if (!active) return next();
+    const header = c.req.header("host");
+    if (header !== undefined && known.has(header)) return next();
     const hostname = new URL(c.req.url).hostname;
-    if (hostAllowed(hostname, options)) return next();
+    if (hostAllowed(hostname, options)) {
+      if (header !== undefined && known.size < 64) known.add(header);
+      return next();
+    }
     return errorResponse(
       c,
       new ApiError("host_not_allowed", `this server has no API keys and answers only localhost, IP addresses and the names in EDGEGYM_ALLOWED_HOSTS; "${hostname}" is not one (add it there, or set API keys)`, { host: hostname }),
