@@ -6,7 +6,7 @@ export const USAGE = wrapText(`edgegym — RL environments for language models a
 
 Usage:
   edgegym serve [--port N] [--host H] [--db PATH|:memory:]
-      [--env PATH_OR_PACKAGE]... [--config FILE] [--workers N|auto]
+      [--env PATH_OR_PACKAGE | --env harbor:DIR]... [--config FILE] [--workers N|auto]
   edgegym eval ENV_ID -m MODEL [-b BASE_URL] [-n N] [-r R] [-c C]
       [--server URL] ...   (edgegym eval --help)
   edgegym export-sft RESULTS --min-reward X [--best-per-example]
