@@ -146,6 +146,30 @@ describe.skipIf(!ready)("harbor tasks on Docker, over HTTP", () => {
     for (const id of held) await api("DELETE", `/v1/episodes/${id}`);
   }, 180_000);
 
+  it("refuses hostile arguments before anything runs: an unknown, oversized or mistyped task, and tool calls out of bounds", async () => {
+    for (const task of ["no-such-task", "x".repeat(301), 42, "../count-errors"]) {
+      const r = await api("POST", "/v1/envs/harbor/episodes", { args: { task } });
+      expect(r.status, JSON.stringify(task).slice(0, 40)).toBe(422);
+      expect(r.body.error.code).toBe("invalid_env_args");
+    }
+    const r = await reset("count-errors");
+    const id = r.body.episode_id as string;
+    const bad = await step(id, 0, "", [
+      call("bash", { command: "touch /app/ran-1", timeout_sec: 99_999 }),
+      call("bash", { command: 123 }),
+      call("read_file", { path: "x".repeat(5000) }),
+      call("bash", { command: "head -c 1000000 /dev/zero | tr '\\0' a" }),
+    ]);
+    const tools = bad.body.messages.filter((m: Json) => m.role === "tool").map((m: Json) => m.content as string);
+    expect(tools.slice(0, 3).every((t: string) => t.startsWith("Error"))).toBe(true);
+    // A megabyte of output comes back cut, with a note saying so.
+    expect(tools[3].length).toBeLessThan(20_000);
+    expect(tools[3]).toMatch(/\[output cut: the first 16384 of 1000000 bytes are shown\]$/);
+    const check = await step(id, 1, "", [call("bash", { command: "ls /app/ran-1 2>&1; true" })]);
+    expect(check.body.messages.find((m: Json) => m.role === "tool").content).toMatch(/No such file/);
+    await api("DELETE", `/v1/episodes/${id}`);
+  }, 120_000);
+
   it("leaves no container behind", () => {
     expect(containersWith(label)).toEqual([]);
   });
