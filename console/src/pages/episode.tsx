@@ -7,6 +7,7 @@ import { Transcript } from "../components/transcript.js";
 import { href, navigate } from "../router.js";
 import { useLoad } from "../use-load.js";
 import { PageState } from "../components/page-state.js";
+import { episodeToolFacts, transcriptEntries, type EpisodeToolFacts } from "../tool-calls.js";
 
 export function EpisodeOpen() {
   const [id, setId] = useState("");
@@ -48,11 +49,29 @@ function turnNotes(ep: Episode): (string | undefined)[] {
   return notes;
 }
 
+/** The header above a transcript with tool calls: the sandbox's facts the episode view carries, and what the calls did. */
+function ToolFacts({ facts }: { facts: EpisodeToolFacts }) {
+  return (
+    <section class="facts" aria-labelledby="tool-facts" data-testid="tool-facts">
+      <h2 id="tool-facts">{facts.title}</h2>
+      <dl>
+        {facts.facts.map((f) => (
+          <div key={f.label}>
+            <dt>{f.label}</dt>
+            <dd>{f.value}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}
+
 export function EpisodePage({ episodeId }: { episodeId: string }) {
   const [ep] = useLoad(() => api<Episode>("GET", `/v1/episodes/${encodeURIComponent(episodeId)}`), episodeId);
   if (ep.state !== "ok") return <PageState title={`Episode ${episodeId}`} error={ep.state === "error" ? ep.error : null} busy={`Loading ${episodeId}…`} />;
   const e = ep.value;
   const sampled = e.turns.filter((t) => t.sampled);
+  const toolFacts = episodeToolFacts(e, transcriptEntries(e.messages));
   return (
     <>
       <h1>
@@ -82,6 +101,7 @@ export function EpisodePage({ episodeId }: { episodeId: string }) {
           </a>
         </p>
       ) : null}
+      {toolFacts ? <ToolFacts facts={toolFacts} /> : null}
       <h2>Transcript</h2>
       <Transcript messages={e.messages} notes={turnNotes(e)} />
       <h2>Score</h2>
