@@ -49,16 +49,30 @@ export interface SetupContext<Args> {
 /** Why an episode's resources are released. */
 export type ReleaseReason = "closed" | "scored" | "duplicate";
 
+/** Who the copies of a fork are for: the ids the server picked for them, and their tenant. */
+export interface ForkResourcesContext {
+  episodeIds: readonly string[];
+  tenant?: string;
+}
+
 /**
  * Resources an episode owns outside the database (a container): the one part of its state
  * the server cannot copy or drop by writing a row. The server calls `release` when the
  * episode no longer needs them; an expiry or a crash is covered by the owner's sweep of
  * labelled resources, not by this hook. Forks of such episodes are refused
- * (`fork_unavailable`, reason `resources`) until the environment can copy them.
+ * (`fork_unavailable`, reason `resources`) unless the environment has `fork`.
  */
 export interface EpisodeResources<State> {
   /** Frees what `state` names. Best effort: a failure is logged, never an error to the client (the sweep retries). */
   release(state: State, reason: ReleaseReason): Promise<void>;
+  /**
+   * Copies the resources `state` names as they are now, once per fork, and returns each
+   * fork's state (naming its copy), in the order of `episodeIds`. All or nothing: on a
+   * failure it frees the copies it made and throws. Only the current turn can be copied (a
+   * container has no history), so the server refuses a fork at an earlier turn
+   * (`fork_unavailable`, reason `resources_history`).
+   */
+  fork?(state: State, context: ForkResourcesContext): Promise<State[]>;
 }
 
 export interface SetupResult<State> {

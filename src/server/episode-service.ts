@@ -19,7 +19,7 @@ import type {
   TemplateChange,
 } from "../protocol/index.js";
 import { envContentHash, episodeMaxTurns, episodeTools, episodeView, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
-import { TOMBSTONE_MS, type StepRow, type TurnRecord } from "./db/episode-store.js";
+import { TOMBSTONE_MS, type ForkHead, type StepRow, type TurnRecord } from "./db/episode-store.js";
 import type { EpisodeRow } from "./db/schema.js";
 import type { ServerConfig } from "./context.js";
 import { assertEnvVersion } from "./env-version.js";
@@ -405,11 +405,20 @@ export class EpisodeService {
 
     // A fork runs the environment on the parent's stored state: the same version check as a step.
     await assertEnvVersion(env, parent, this.config.envVersionCheck);
-    if (env.episodeResources) {
-      // A container is not in the row: a fork would share the parent's box, or start from nothing.
-      throw new ApiError("fork_unavailable", `episodes of ${env.id} own resources outside the database (a container) that forks cannot copy yet; start a new episode instead`, { reason: "resources" });
-    }
     if (turn > parent.turn) throw new ApiError("turn_conflict", `episode is at turn ${parent.turn}; cannot fork after turn ${turn}`, { episode_turn: parent.turn });
+    const resources = env.episodeResources;
+    if (resources && !resources.fork) {
+      // A container is not in the row: a fork would share the parent's box, or start from nothing.
+      throw new ApiError("fork_unavailable", `episodes of ${env.id} own resources outside the database (a container) that forks cannot copy; start a new episode instead`, { reason: "resources" });
+    }
+    if (resources && turn !== parent.turn) {
+      // A container holds its files as they are now, not as they were: an earlier turn cannot be rebuilt exactly.
+      throw new ApiError(
+        "fork_unavailable",
+        `episodes of ${env.id} own a container, which only holds its files as they are now (turn ${parent.turn}); fork at the current turn, or start a new episode`,
+        { reason: "resources_history", episode_turn: parent.turn },
+      );
+    }
     const owner = await this.transcriptOwner(parent);
     const lineage = forkLineage(owner, turn);
     if (lineage.length > MAX_FORK_DEPTH) {
@@ -430,7 +439,10 @@ export class EpisodeService {
     await this.quotas.admitReset(parent.tenant, metadataBytes, rowBytes, n);
     const now = this.clock();
     const ttlMs = body.ttl_seconds === undefined ? parent.ttlSeconds * 1000 : this.ttlMs(body.ttl_seconds);
-    const forks = Array.from({ length: n }, (_, i) => ({ id: newEpisodeId(), idempotencyKey: keys?.[i] ?? null }));
+    const ids = Array.from({ length: n }, (_, i) => ({ id: newEpisodeId(), idempotencyKey: keys?.[i] ?? null }));
+    // Copies of the parent's container, one per fork, taken from the head (the current turn): each fork names its own.
+    const copies = resources?.fork ? await resources.fork(parent.state, { episodeIds: ids.map((f) => f.id), tenant: parent.tenant }) : null;
+    const forks: ForkHead[] = ids.map((f, i) => (copies ? { ...f, state: copies[i] } : f));
     const inserted = await this.store.insertForks(
       {
         id: "",
@@ -469,7 +481,8 @@ export class EpisodeService {
       lineage,
     );
     if (inserted.length === n) return { response: answer(forks.map((f) => ({ id: f.id, expiresAt: now + ttlMs })), turn), replayed: false };
-    // A request with the same key got there first.
+    // A request with the same key got there first: the copies made for this one belong to no episode.
+    if (copies) for (const copy of copies) await this.release(env, copy, "duplicate");
     const raced = await earlier();
     if (raced) return raced;
     throw new Error(`fork of ${parent.id}: ${inserted.length} of ${n} episodes inserted`);

@@ -125,6 +125,23 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await turnsOf("ep_p")).toEqual([]);
     });
 
+    it("stores each fork's own state where one is given (a sandboxed fork names its own container), the base's otherwise", async () => {
+      const { a } = await open();
+      const s = a.episodes;
+      await s.insert(episodeRow("ep_sp"), OPENING);
+      const base = episodeRow("", { parentId: "ep_sp", forkTurn: 0, turn: 0, state: { box: "parent" } });
+      const forks = [
+        { id: "ep_s1", idempotencyKey: null, state: { box: "one", files: ["a", "b"] } },
+        { id: "ep_s2", idempotencyKey: null, state: { box: "two" } },
+        { id: "ep_s3", idempotencyKey: null },
+      ];
+      expect((await s.insertForks(base, forks, [{ ancestorId: "ep_sp", toTurn: 0 }])).sort()).toEqual(["ep_s1", "ep_s2", "ep_s3"]);
+      expect((await s.get("ep_s1"))?.state).toEqual({ box: "one", files: ["a", "b"] });
+      expect((await s.get("ep_s2"))?.state).toEqual({ box: "two" });
+      expect((await s.get("ep_s3"))?.state).toEqual({ box: "parent" });
+      expect((await s.getForStep("ep_s2"))?.state).toEqual({ box: "two" });
+    });
+
     it("reaps in bounded passes: holds last until the last holder expires, then tombstones go with their lineage", async () => {
       const { a, turnsOf } = await open();
       const s = a.episodes;

@@ -1,4 +1,5 @@
 import { DockerEngineError } from "./docker-engine.node.js";
+import type { EgressRoute } from "./docker-egress.node.js";
 import type { SandboxSpec } from "./types.js";
 
 /**
@@ -18,17 +19,24 @@ import type { SandboxSpec } from "./types.js";
  * - Memory with swap equal to it (no swap, so the limit is a limit), CFS quota from cpus,
  *   a pids limit always (default 512), a writable-layer size only where the storage driver
  *   enforces one.
- * - Network `none` (loopback only) or the default `bridge`; an allowlist is refused by the caller.
+ * - Network `none` (loopback only), the default `bridge`, or for an allowlist the internal
+ *   egress network with the proxy's variables and the list as a label (docker-egress.node.ts);
+ *   those come last so a spec's own env or labels cannot point elsewhere or widen the list.
  */
-export function containerConfig(spec: SandboxSpec, imageId: string, options: { pids: number; init: boolean; storage: boolean }): Record<string, unknown> {
+export function containerConfig(
+  spec: SandboxSpec,
+  imageId: string,
+  options: { pids: number; init: boolean; storage: boolean; egress?: EgressRoute | undefined },
+): Record<string, unknown> {
   const { limits } = spec;
+  const { egress } = options;
   const memory = limits.memoryMb === undefined ? undefined : Math.round(limits.memoryMb * 1024 * 1024);
   return {
     Image: imageId,
     Entrypoint: ["sleep"],
     Cmd: ["infinity"],
-    Labels: { ...spec.labels },
-    Env: Object.entries(spec.env ?? {}).map(([key, value]) => `${key}=${value}`),
+    Labels: { ...spec.labels, ...egress?.labels },
+    Env: Object.entries({ ...spec.env, ...egress?.env }).map(([key, value]) => `${key}=${value}`),
     // Docker makes this directory (as root) when it starts the container.
     ...(spec.workdir ? { WorkingDir: spec.workdir } : {}),
     Tty: false,
@@ -37,7 +45,7 @@ export function containerConfig(spec: SandboxSpec, imageId: string, options: { p
     HostConfig: {
       Privileged: false,
       Init: options.init,
-      NetworkMode: spec.network.mode === "none" ? "none" : "bridge",
+      NetworkMode: egress ? egress.network : spec.network.mode === "none" ? "none" : "bridge",
       SecurityOpt: ["no-new-privileges"],
       CapDrop: ["NET_RAW", "MKNOD", "AUDIT_WRITE", "SETFCAP", "SYS_CHROOT"],
       PidsLimit: limits.pids ?? options.pids,

@@ -203,9 +203,26 @@ describe.skipIf(skipReason !== null)(`DockerSandboxProvider on a real daemon${sk
     expect(Buffer.from(await docker.readFile(box.id, "/work/app/state.txt", 100)).toString()).toBe("parent after\n");
 
     expect((await docker.list({ ...labels, role: "fork" })).map((c) => c.id)).toEqual([fork.id]);
+    expect((await docker.listImages(labels)).map((i) => i.id)).toContain(image);
+    // In use by the fork: refused, and it stays.
+    expect((await rejection(docker.removeImage(image))).code).toBe("sandbox_unavailable");
     await docker.destroy(fork.id);
     await docker.removeImage(image);
     await docker.removeImage(image);
+    expect((await docker.listImages(labels)).map((i) => i.id)).not.toContain(image);
+  });
+
+  it("claims a named box atomically: of eight claims at once, one gets it and seven find the name gone", async () => {
+    const name = `edgegym-test-warm-${runId}`;
+    const warm = await docker.create(spec({ labels: { ...labels, role: "warm" } }), { name });
+    expect((await docker.list({ ...labels, role: "warm" }))[0]?.name).toBe(name);
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => docker.claim(name, `${name}-claimed-${i}`)));
+    expect(claims.filter((id) => id === warm.id)).toHaveLength(1);
+    expect(claims.filter((id) => id === null)).toHaveLength(7);
+    const [listed] = await docker.list({ ...labels, role: "warm" });
+    expect(listed?.name).toBe(`${name}-claimed-${claims.indexOf(warm.id)}`);
+    expect(await docker.claim(name, `${name}-late`)).toBeNull();
+    await docker.destroy(warm.id);
   });
 
   it("lists by label, destroys idempotently, and a container destroyed under or before an exec is sandbox_lost", async () => {
@@ -217,7 +234,7 @@ describe.skipIf(skipReason !== null)(`DockerSandboxProvider on a real daemon${sk
 
     const doomed = await docker.create(spec({ labels: { ...labels, role: "doomed" } }));
     const listed = await docker.list({ ...labels, role: "doomed" });
-    expect(listed).toEqual([{ id: doomed.id, labels: expect.objectContaining({ role: "doomed" }), running: true, createdAtMs: expect.any(Number) }]);
+    expect(listed).toEqual([{ id: doomed.id, name: expect.any(String), labels: expect.objectContaining({ role: "doomed" }), running: true, createdAtMs: expect.any(Number) }]);
     expect(Math.abs(listed[0]!.createdAtMs - Date.now())).toBeLessThan(120_000);
     expect(await docker.inspect(doomed.id)).toMatchObject({ running: true, labels: { role: "doomed" } });
     await docker.destroy(doomed.id);
@@ -229,10 +246,11 @@ describe.skipIf(skipReason !== null)(`DockerSandboxProvider on a real daemon${sk
     expect((await rejection(docker.writeFile(doomed.id, "/tmp/x", "x"))).code).toBe("sandbox_lost");
   });
 
-  it("refuses an allowlist network rather than widening it, and a missing image", async () => {
-    const allowlist = await rejection(docker.create(spec({ network: { mode: "allowlist", hosts: ["pypi.org"] } })));
+  it("refuses an allowlist it cannot read rather than widening it, and a missing image", async () => {
+    // Checked before anything is made (allowlists that work: docker-egress.node.test.ts).
+    const allowlist = await rejection(docker.create(spec({ network: { mode: "allowlist", hosts: ["https://pypi.org"] } })));
     expect(allowlist.code).toBe("sandbox_start_failed");
-    expect(allowlist.message).toMatch(/allowlist networks are not supported/);
+    expect(allowlist.message).toMatch(/is not a host name/);
     expect((await rejection(docker.create(spec({ image: `edgegym-test/missing:${runId}` })))).code).toBe("sandbox_start_failed");
     expect(await docker.list({ ...labels, role: "never" })).toEqual([]);
   });

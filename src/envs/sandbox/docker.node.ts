@@ -4,6 +4,7 @@ import { buildImage, type BuildOptions, type BuiltImage } from "./docker-build.n
 import { toSandboxError } from "./docker-errors.node.js";
 import { runExec, runInternal } from "./docker-exec.node.js";
 import { containerConfig, isInitFailure, isStorageOptRefusal } from "./docker-container-config.node.js";
+import { DockerEgress, type DockerEgressOptions, type EgressRoute } from "./docker-egress.node.js";
 import { extractFirstFile, packFile, packFiles } from "./docker-tar.node.js";
 import {
   SandboxError,
@@ -28,9 +29,20 @@ export interface DockerSandboxOptions {
   defaultPids?: number;
   /** After a time limit's kill, how long an exec waits for its output to close (default 1 s): only a process that left the session (setsid) still holds it then. */
   killGraceMs?: number;
+  /** Port of the egress proxy that `allowlist` sandboxes go out through, on the egress network's gateway (default 3128). */
+  egressPort?: number;
+  /** Name of the internal Docker network of `allowlist` sandboxes (default `edgegym-egress`). */
+  egressNetwork?: string;
+  /** Who filters the host's ports from that network: the provider with iptables (default), or the operator (`external`); see docker-egress.node.ts. */
+  egressFirewall?: "iptables" | "external";
+  /** The proxy's other bounds (tunnels per container, timeouts, header size); the three fields above win. */
+  egress?: DockerEgressOptions;
 }
 
 const SYMLINK_HOPS = 8;
+
+/** Made (as root) by the one claim that wins a warm box: see `claim`. */
+const CLAIM_MARK = "/.edgegym-claimed";
 
 interface ContainerJson {
   Image: string;
@@ -71,6 +83,8 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly snapshotTimeoutMs: number;
   private readonly defaultPids: number;
   private readonly killGraceMs: number;
+  /** The network and proxy of `allowlist` sandboxes, started on the first one; `egress.start()` brings them up at boot. */
+  readonly egress: DockerEgress;
 
   constructor(options: DockerSandboxOptions = {}) {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
@@ -78,18 +92,26 @@ export class DockerSandboxProvider implements SandboxProvider {
     this.snapshotTimeoutMs = options.snapshotTimeoutMs ?? 600_000;
     this.defaultPids = options.defaultPids ?? 512;
     this.killGraceMs = options.killGraceMs ?? 1_000;
+    this.egress = new DockerEgress(this.engine, {
+      ...options.egress,
+      ...(options.egressPort === undefined ? {} : { port: options.egressPort }),
+      ...(options.egressNetwork === undefined ? {} : { network: options.egressNetwork }),
+      ...(options.egressFirewall === undefined ? {} : { firewall: options.egressFirewall }),
+    });
   }
 
-  async create(spec: SandboxSpec): Promise<SandboxRecord> {
-    if (spec.network.mode === "allowlist") {
-      // Refuse rather than widen: an allowlist needs an egress proxy this provider does not have yet.
-      throw new SandboxError("sandbox_start_failed", "allowlist networks are not supported by the docker provider yet", { network: "allowlist" });
-    }
+  async create(spec: SandboxSpec, options: { name?: string } = {}): Promise<SandboxRecord> {
+    // An allowlist sandbox sits on the internal egress network; its only way out is the proxy,
+    // which checks every destination against the list (docker-egress.node.ts). Anything that
+    // cannot be set up refuses the sandbox, never widens it.
+    const egress = spec.network.mode === "allowlist" ? await this.egress.route(spec.network.hosts) : undefined;
     const imageId = await this.imageId(spec.image);
     for (;;) {
-      const id = await this.createContainer(spec, imageId);
+      const id = await this.createContainer(spec, imageId, options.name, egress);
       try {
         await this.engine.json("POST", `/containers/${encodeURIComponent(id)}/start`);
+        // Its address may be one a removed container had: the proxy must not judge it by that one's list.
+        if (egress) this.egress.forget();
         return { provider: this.name, id, image: spec.image, imageDigest: imageId };
       } catch (err) {
         await this.destroy(id).catch(() => undefined);
@@ -211,12 +233,41 @@ export class DockerSandboxProvider implements SandboxProvider {
     }
   }
 
+  async claim(name: string, newName: string): Promise<string | null> {
+    // A rename alone is no lock: every rename that looked the box up by its old name before
+    // the first one landed still renames it (eight concurrent renames all succeed). So the
+    // claim is a test-and-set inside the box first: of concurrent `mkdir`s of one path,
+    // exactly one succeeds. The winner then renames the box for its episode.
+    let marked: { exitCode: number | null };
+    try {
+      marked = await runInternal(this.engine, name, ["mkdir", CLAIM_MARK], this.requestTimeoutMs);
+    } catch (err) {
+      if (err instanceof SandboxError && err.code === "sandbox_lost") return null;
+      throw err;
+    }
+    if (marked.exitCode !== 0) return null;
+    try {
+      await this.engine.json("POST", `/containers/${encodeURIComponent(name)}/rename`, { query: { name: newName } });
+      return (await this.engine.json<{ Id: string }>("GET", `/containers/${encodeURIComponent(newName)}/json`)).Id;
+    } catch (err) {
+      if (isEngineStatus(err, 404)) return null;
+      throw toSandboxError(err, `claim of ${name}`);
+    }
+  }
+
   /** Containers carrying every one of `labels` (with none: every container of the daemon). */
   async list(labels: Readonly<Record<string, string>>): Promise<SandboxListing[]> {
     const filters = JSON.stringify({ label: Object.entries(labels).map(([key, value]) => `${key}=${value}`) });
     try {
-      const found = await this.engine.json<{ Id: string; Labels: Record<string, string> | null; State: string; Created: number }[]>("GET", "/containers/json", { query: { all: true, filters } });
-      return found.map((c) => ({ id: c.Id, labels: c.Labels ?? {}, running: c.State === "running", createdAtMs: c.Created * 1000 }));
+      const found = await this.engine.json<{ Id: string; Names: string[] | null; Labels: Record<string, string> | null; State: string; Created: number }[]>("GET", "/containers/json", { query: { all: true, filters } });
+      return found.map((c) => ({
+        id: c.Id,
+        // The Engine lists names with a leading slash ("/name").
+        ...(c.Names?.[0] ? { name: c.Names[0].replace(/^\//, "") } : {}),
+        labels: c.Labels ?? {},
+        running: c.State === "running",
+        createdAtMs: c.Created * 1000,
+      }));
     } catch (err) {
       throw toSandboxError(err, "list");
     }
@@ -230,6 +281,21 @@ export class DockerSandboxProvider implements SandboxProvider {
       if (isEngineStatus(err, 404)) return;
       throw toSandboxError(err, `removal of image ${image}`);
     }
+  }
+
+  async listImages(labels: Readonly<Record<string, string>>): Promise<{ id: string; createdAtMs: number }[]> {
+    const filters = JSON.stringify({ label: Object.entries(labels).map(([key, value]) => `${key}=${value}`) });
+    try {
+      const found = await this.engine.json<{ Id: string; Created: number }[]>("GET", "/images/json", { query: { filters } });
+      return found.map((i) => ({ id: i.Id, createdAtMs: i.Created * 1000 }));
+    } catch (err) {
+      throw toSandboxError(err, "image list");
+    }
+  }
+
+  /** Stops the egress proxy (its tunnels are cut); containers, the egress network and its host rules stay for the next server. */
+  close(): Promise<void> {
+    return this.egress.close();
   }
 
   /** Builds `contextDir` into `tag` (Harbor tasks' environment/ folders); see docker-build.node.ts. */
@@ -257,18 +323,19 @@ export class DockerSandboxProvider implements SandboxProvider {
     }
   }
 
-  private async createContainer(spec: SandboxSpec, imageId: string): Promise<string> {
+  private async createContainer(spec: SandboxSpec, imageId: string, name: string | undefined, egress?: EgressRoute): Promise<string> {
     const withStorage = spec.limits.storageMb !== undefined && this.storageEnforced !== false;
     try {
       const created = await this.engine.json<{ Id: string }>("POST", "/containers/create", {
-        json: containerConfig(spec, imageId, { pids: this.defaultPids, init: this.useInit, storage: withStorage }),
+        ...(name === undefined ? {} : { query: { name } }),
+        json: containerConfig(spec, imageId, { pids: this.defaultPids, init: this.useInit, storage: withStorage, egress }),
       });
       if (withStorage) this.storageEnforced = true;
       return created.Id;
     } catch (err) {
       if (withStorage && isStorageOptRefusal(err)) {
         this.storageEnforced = false;
-        return this.createContainer(spec, imageId);
+        return this.createContainer(spec, imageId, name, egress);
       }
       throw startFailed(err, `creation of a container from ${spec.image}`);
     }

@@ -82,6 +82,8 @@ export interface SandboxRecord {
 /** A container the provider lists: for sweeps of orphans after a crash. */
 export interface SandboxListing {
   id: string;
+  /** The container's name, where the provider names containers (a claimed warm box's owner is in it). */
+  name?: string;
   labels: Readonly<Record<string, string>>;
   running: boolean;
   createdAtMs: number;
@@ -90,7 +92,15 @@ export interface SandboxListing {
 export interface SandboxProvider {
   /** Stable name stored in `SandboxRecord.provider` ("docker"). */
   readonly name: string;
-  create(spec: SandboxSpec): Promise<SandboxRecord>;
+  /** Creates and starts a container; `name`, when given, must be free (a warm pool names its boxes so a claim can rename them). */
+  create(spec: SandboxSpec, options?: { name?: string }): Promise<SandboxRecord>;
+  /**
+   * Takes the container now named `name` for one owner and renames it `newName`: of
+   * concurrent claims of one name (from any process), exactly one gets the container's id,
+   * the others null. How a warm box, whose labels cannot change after creation, comes to
+   * name its episode.
+   */
+  claim(name: string, newName: string): Promise<string | null>;
   /** Runs `argv` (no shell unless argv asks for one). A container that is gone throws `SandboxError("sandbox_lost")`. */
   exec(id: string, argv: readonly string[], options: ExecOptions): Promise<ExecResult>;
   /** A file's bytes, at most `maxBytes` (a longer file throws `file_too_large`; a missing one `file_not_found`). */
@@ -111,8 +121,12 @@ export interface SandboxProvider {
   inspect(id: string): Promise<{ running: boolean; labels: Readonly<Record<string, string>> } | null>;
   /** Containers carrying every one of these labels. */
   list(labels: Readonly<Record<string, string>>): Promise<SandboxListing[]>;
-  /** Removes an image made by `snapshot` (forks' bases); gone already is not an error. */
+  /** Removes an image made by `snapshot` (forks' bases); gone already is not an error, one still in use is refused (`sandbox_unavailable`). */
   removeImage(image: string): Promise<void>;
+  /** Images carrying every one of these labels (the snapshots forks started from, for the sweep). */
+  listImages(labels: Readonly<Record<string, string>>): Promise<{ id: string; createdAtMs: number }[]>;
+  /** Releases what the provider runs in this process (Docker: the egress proxy of allowlist sandboxes); the sandboxes stay. Called at server shutdown. */
+  close?(): Promise<void>;
 }
 
 /** Failures of the sandbox itself (never of the agent's command, whose exit code is data). */

@@ -79,6 +79,14 @@ export interface LineageEntry {
   toTurn: number;
 }
 
+/** One fork's own columns; every other column comes from the shared base row. */
+export interface ForkHead {
+  id: string;
+  idempotencyKey: string | null;
+  /** The fork's own state (a sandboxed fork names its own container); absent: the base's. */
+  state?: unknown;
+}
+
 export interface StepWrite {
   id: string;
   /** The head the step was computed from: with this write applied it is the next step's head, kept in the step-head cache. */
@@ -219,13 +227,15 @@ export class EpisodeStore extends EpisodeLifecycle {
    * lineage rows, in one atomic batch of two statements whatever `n` is. Returns the ids
    * inserted: none when the idempotency keys were taken (a replay or a racing twin).
    */
-  async insertForks(base: NewEpisodeRow, forks: { id: string; idempotencyKey: string | null }[], lineage: LineageEntry[]): Promise<string[]> {
-    const shared = EPISODE_COLUMNS.filter((c) => c.key !== "id" && c.key !== "idempotencyKey");
-    const sqlText = `INSERT INTO episodes (id, idempotency_key, ${shared.map((c) => `"${c.name}"`).join(", ")})
-      SELECT json_extract(f.value, '$[0]'), json_extract(f.value, '$[1]'), ${shared.map(() => "?").join(", ")} FROM json_each(?) AS f WHERE true
+  async insertForks(base: NewEpisodeRow, forks: ForkHead[], lineage: LineageEntry[]): Promise<string[]> {
+    const shared = EPISODE_COLUMNS.filter((c) => c.key !== "id" && c.key !== "idempotencyKey" && c.key !== "state");
+    // The state is per fork (a sandboxed fork names its own container), the rest shared.
+    const sqlText = `INSERT INTO episodes (id, idempotency_key, state, ${shared.map((c) => `"${c.name}"`).join(", ")})
+      SELECT json_extract(f.value, '$[0]'), json_extract(f.value, '$[1]'), json_extract(f.value, '$[2]'), ${shared.map(() => "?").join(", ")} FROM json_each(?) AS f WHERE true
       ON CONFLICT DO NOTHING RETURNING id`;
+    const heads = forks.map((f) => [f.id, f.idempotencyKey, encode("state", f.state === undefined ? base.state : f.state)]);
     const [inserted] = await this.atomic.run([
-      { sql: sqlText, params: [...shared.map(({ key }) => encode(key, base[key] ?? COLUMN_DEFAULTS[key])), JSON.stringify(forks.map((f) => [f.id, f.idempotencyKey]))] },
+      { sql: sqlText, params: [...shared.map(({ key }) => encode(key, base[key] ?? COLUMN_DEFAULTS[key])), JSON.stringify(heads)] },
       {
         // Lineage only for the heads this batch inserted (a replayed key inserts no head).
         sql: `INSERT INTO episode_lineage (episode_id, ancestor_id, to_turn)

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { createHarborEnv } from "../../envs/builtin/harbor/env.js";
+import { createHarborEnv, harborBoxSpec } from "../../envs/builtin/harbor/env.js";
 import type { HarborRuntime } from "../../envs/builtin/harbor/runtime.js";
 import { loadHarborTasks, type HarborTaskDir } from "../../envs/builtin/harbor/task-dir.node.js";
 import type { AnyEnvironment } from "../../envs/index.js";
@@ -8,6 +8,7 @@ import { DockerSandboxProvider } from "../../envs/sandbox/docker.node.js";
 import { SandboxError } from "../../envs/sandbox/types.js";
 import { sandboxAdmission } from "../sandboxes/admission.js";
 import { SANDBOX_LABELS, sweepSandboxes, type EpisodeLookup, type SweepResult } from "../sandboxes/janitor.js";
+import { WarmPool } from "../sandboxes/warm-pool.js";
 
 export interface HarborServeOptions {
   /** Directories of Harbor task directories (`--env harbor:DIR`). */
@@ -24,6 +25,11 @@ export interface HarborServeOptions {
   forceNoNetwork: boolean;
   /** Processes per box (EDGEGYM_SANDBOX_PIDS). */
   pids: number;
+  /** Started, unclaimed boxes kept per task image (EDGEGYM_SANDBOX_WARM); 0 or absent: none. */
+  warm?: number;
+  /** The egress proxy of `allowlist` boxes: its port, and who filters the host's ports (EDGEGYM_SANDBOX_EGRESS_*). */
+  egressPort?: number;
+  egressFirewall?: "iptables" | "external";
 }
 
 export interface HarborServing {
@@ -31,6 +37,10 @@ export interface HarborServing {
   provider: DockerSandboxProvider;
   /** Removes the boxes of this database that no episode owns any more. */
   sweep(lookup: EpisodeLookup): Promise<SweepResult>;
+  /** Starts the warm pools of every task (in the background; images are built first where missing). */
+  primeWarmPools(): void;
+  /** At shutdown: removes this process's unclaimed warm boxes and stops what the provider runs (its egress proxy). */
+  close(): Promise<void>;
 }
 
 /**
@@ -98,20 +108,53 @@ export async function serveHarbor(options: HarborServeOptions): Promise<HarborSe
     for (const warning of set.warnings) console.warn(`harbor: ${warning}`);
     tasks.push(...set.tasks);
   }
-  const provider = new DockerSandboxProvider({ defaultPids: options.pids });
+  const provider = new DockerSandboxProvider({
+    defaultPids: options.pids,
+    ...(options.egressPort === undefined ? {} : { egressPort: options.egressPort }),
+    ...(options.egressFirewall === undefined ? {} : { egressFirewall: options.egressFirewall }),
+  });
+  // Live allowlist boxes of an earlier run reach their hosts again once the proxy is up: start it now when a task needs it.
+  const allowlisted = !options.forceNoNetwork && tasks.some((t) => [t.config.network.agent, t.config.network.verifier].some((n) => n.mode === "allowlist"));
+  if (allowlisted) {
+    await provider.egress.start().catch((err: unknown) => {
+      console.warn(`egress proxy not started (allowlist tasks will be refused until it can be): ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }
   const dbLabel = databaseLabel(options.database);
   const owned = { [SANDBOX_LABELS.db]: dbLabel, [SANDBOX_LABELS.role]: "episode" };
+  const pool = new WarmPool({ provider, dbLabel, perPool: options.warm ?? 0, maxLive: options.maxLive, log: (message) => console.warn(message) });
   const runtime: HarborRuntime = {
     provider,
     imageFor: imageBuilder(provider),
     labels: (episodeId, tenant) => ({ ...owned, [SANDBOX_LABELS.episode]: episodeId, ...(tenant === undefined ? {} : { [SANDBOX_LABELS.tenant]: tenant }) }),
+    snapshotLabels: { [SANDBOX_LABELS.db]: dbLabel, [SANDBOX_LABELS.role]: "snapshot" },
     admit: sandboxAdmission({ provider, dbLabel, maxLive: options.maxLive, maxPerTenant: options.maxPerTenant, createsPerMinute: options.createsPerMinute }),
+    ...(pool.enabled ? { claimWarm: (spec, episodeId, tenant) => pool.claim(spec, episodeId, tenant) } : {}),
     forceNoNetwork: options.forceNoNetwork,
     defaults: { pids: options.pids },
   };
+  // Kept across sweeps: claimed warm boxes are timed from the first sweep that found their episode unknown.
+  const unknownSince = new Map<string, number>();
   return {
     env: createHarborEnv(tasks, runtime) as unknown as AnyEnvironment,
     provider,
-    sweep: (lookup) => sweepSandboxes({ provider, dbLabel, lookup }),
+    sweep: (lookup) => sweepSandboxes({ provider, dbLabel, lookup, warmPools: pool.keys(), unknownSince }),
+    primeWarmPools: () => {
+      if (!pool.enabled) return;
+      void (async () => {
+        for (const task of tasks) {
+          try {
+            const { image } = await runtime.imageFor(task);
+            await pool.prime(harborBoxSpec(task, runtime, image, {}));
+          } catch (err) {
+            console.warn(`warm pool of task ${task.name} not started: ${err instanceof Error ? err.message : String(err)}`);
+          }
+        }
+      })();
+    },
+    close: async () => {
+      await pool.drain();
+      await provider.close?.();
+    },
   };
 }

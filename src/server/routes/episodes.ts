@@ -26,7 +26,7 @@ const reset = createRoute({
   request: { params: EnvParams, headers: IdempotencyHeaders, body: { required: false, content: json(ResetRequest) } },
   responses: {
     201: { description: "The new episode (or, with a repeated Idempotency-Key, the one it made before).", content: json(ResetResponse) },
-    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "idempotency_key_reused", "rate_limited", "malformed_json", "payload_too_large"),
+    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "idempotency_key_reused", "rate_limited", "malformed_json", "payload_too_large", "sandbox_build_failed", "sandbox_start_failed"),
   },
 });
 
@@ -73,11 +73,11 @@ const forkEpisode = createRoute({
   tags: ["episodes"],
   summary: "Start n episodes from the state after a turn (fork)",
   description:
-    "Each new episode shares the parent's transcript up to `turn` (stored once, not copied), has the parent's seed, and is stepped on its own: the same messages give the same transcript as the parent had. The parent is not changed; it may be active, done, closed or scored, but not expired.",
+    "Each new episode shares the parent's transcript up to `turn` (stored once, not copied), has the parent's seed, and is stepped on its own: the same messages give the same transcript as the parent had. The parent is not changed; it may be active, done, closed or scored, but not expired. A sandboxed episode forks at its current turn only: each fork gets a container started from a snapshot of the parent's (an earlier turn is `fork_unavailable`, reason `resources_history`).",
   request: { params: EpisodeParams, headers: ForkHeaders, body: { required: false, content: json(ForkRequest) } },
   responses: {
     201: { description: "The new episodes (or, with a repeated Idempotency-Key, the ones made before).", content: json(ForkResponse) },
-    ...errorResponses("episode_not_found", "episode_expired", "turn_conflict", "episode_done", "fork_unavailable", "env_not_found", "env_unavailable", "idempotency_key_reused", "rate_limited", "payload_too_large", "malformed_json"),
+    ...errorResponses("episode_not_found", "episode_expired", "turn_conflict", "episode_done", "fork_unavailable", "env_not_found", "env_unavailable", "idempotency_key_reused", "rate_limited", "payload_too_large", "malformed_json", "sandbox_lost", "sandbox_start_failed"),
   },
 });
 

@@ -9,7 +9,7 @@ import { sandboxAdmission } from "./admission.js";
  * daemon are exercised over HTTP in test/harbor-node.test.ts (the 429 past the live cap).
  */
 function listing(boxes: { tenant: string }[]): Pick<SandboxProvider, "list"> {
-  const all: SandboxListing[] = boxes.map((b, i) => ({ id: `c${i}`, labels: { "edgegym.db": "db1", "edgegym.role": "episode", "edgegym.tenant": b.tenant }, running: true, createdAtMs: 0 }));
+  const all: SandboxListing[] = boxes.map((b, i) => ({ id: `c${i}`, labels: { "edgegym.db": "db1", "edgegym.role": "episode", "edgegym.episode": `ep_${i}`, "edgegym.tenant": b.tenant }, running: true, createdAtMs: 0 }));
   return { list: async (labels) => all.filter((box) => Object.entries(labels).every(([k, v]) => box.labels[k] === v)) };
 }
 
@@ -35,6 +35,16 @@ describe("sandbox admission", () => {
   it("caps the database's live boxes for everyone", async () => {
     const admit = sandboxAdmission({ provider: listing([{ tenant: "a" }, { tenant: "b" }]) as SandboxProvider, dbLabel: "db1", maxLive: 2, maxPerTenant: null, createsPerMinute: 100 });
     expect(await refusal(admit("c"))).toEqual({ quota: "sandboxes", limit: 2, retry: 5 });
+  });
+
+  it("a claim of a warm box creates nothing: only the tenant's cap applies; a fork's several boxes count together", async () => {
+    const admit = sandboxAdmission({ provider: listing([{ tenant: "a" }, { tenant: "b" }]) as SandboxProvider, dbLabel: "db1", maxLive: 2, maxPerTenant: 2, createsPerMinute: 100 });
+    expect(await refusal(admit("c", { claim: true }))).toBeNull();
+    expect(await refusal(admit("a", { claim: true }))).toBeNull();
+    const roomy = sandboxAdmission({ provider: listing([{ tenant: "a" }]) as SandboxProvider, dbLabel: "db1", maxLive: 3, maxPerTenant: 2, createsPerMinute: 100 });
+    expect(await refusal(roomy("b", { count: 2 }))).toBeNull();
+    expect(await refusal(roomy("b", { count: 3 }))).toEqual({ quota: "sandboxes", limit: 3, retry: 5 });
+    expect(await refusal(roomy("a", { count: 2 }))).toEqual({ quota: "sandboxes", limit: 2, retry: 5 });
   });
 
   it("lets a burst of creations through, then the rate, with Retry-After until a token is back", async () => {

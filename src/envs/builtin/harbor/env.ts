@@ -2,7 +2,7 @@ import { z } from "zod";
 import { toolEnv } from "../../define.js";
 import { EngineError } from "../../engine.js";
 import { defineRubric } from "../../rubric.js";
-import { SandboxError, type SandboxNetwork } from "../../sandbox/types.js";
+import { SandboxError, type SandboxNetwork, type SandboxSpec } from "../../sandbox/types.js";
 import type { Environment, StopCondition, TaskRow } from "../../types.js";
 import type { HarborRuntime } from "./runtime.js";
 import { HarborState, initialHarborState } from "./state.js";
@@ -31,6 +31,19 @@ function taskRow(task: HarborTaskDir): TaskRow {
 /** The agent phase's network, unless the operator forces every box offline. */
 function agentNetwork(task: HarborTaskDir, runtime: HarborRuntime): SandboxNetwork {
   return runtime.forceNoNetwork ? { mode: "none" } : task.config.network.agent;
+}
+
+/** The box of a task's episode: from `image` (the task's, or a fork's snapshot), with the task's limits, network and settings. */
+export function harborBoxSpec(task: HarborTaskDir, runtime: HarborRuntime, image: string, labels: Record<string, string>): SandboxSpec {
+  const config = task.config;
+  return {
+    image,
+    limits: { ...runtime.defaults, ...config.limits },
+    network: agentNetwork(task, runtime),
+    labels,
+    ...(config.workdir ? { workdir: config.workdir } : {}),
+    env: config.env,
+  };
 }
 
 /** An environment failure with its own code: a build or start failure is the server's or the task's, never the agent's. */
@@ -97,24 +110,41 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
     setup: async (row, { episodeId, tenant }) => {
       const task = taskNamed(String(row.info?.task));
       if (!episodeId) throw new EngineError("env_unavailable", "harbor episodes are made by a server (they need an episode id to label their container)");
-      await runtime.admit(tenant);
       const { image, digest } = await runtime.imageFor(task).catch(sandboxFailure);
-      const config = task.config;
-      const record = await runtime.provider
-        .create({
-          image,
-          limits: { ...runtime.defaults, ...config.limits },
-          network: agentNetwork(task, runtime),
-          labels: runtime.labels(episodeId, tenant),
-          ...(config.workdir ? { workdir: config.workdir } : {}),
-          env: config.env,
-        })
-        .catch(sandboxFailure);
+      const spec = harborBoxSpec(task, runtime, image, runtime.labels(episodeId, tenant));
+      if (runtime.claimWarm) {
+        // A warm box creates nothing: only the tenant's cap applies to it.
+        await runtime.admit(tenant, { claim: true });
+        const warm = await runtime.claimWarm(spec, episodeId, tenant).catch(sandboxFailure);
+        if (warm) return { state: initialHarborState(task, warm, digest) };
+      }
+      await runtime.admit(tenant);
+      const record = await runtime.provider.create(spec).catch(sandboxFailure);
       return { state: initialHarborState(task, record, digest) };
     },
     episodeResources: {
       release: async (state) => {
         await runtime.provider.destroy(state.sandbox.id);
+        // Other forks may still run on the snapshot: then the removal is refused, and the last one's release (or the sweep) removes it.
+        if (state.snapshot) await runtime.provider.removeImage(state.snapshot).catch(() => undefined);
+      },
+      fork: async (state, { episodeIds, tenant }) => {
+        const task = taskNamed(state.task);
+        if (state.lost) throw new EngineError("sandbox_lost", `the container of this episode is gone; it cannot be forked`);
+        await runtime.admit(tenant, { count: episodeIds.length });
+        // A commit of the parent's filesystem (paused for the copy), then one box per fork from it: N branches start identical.
+        const image = await runtime.provider.snapshot(state.sandbox.id, runtime.snapshotLabels).catch(sandboxFailure);
+        const made = await Promise.allSettled(episodeIds.map((id) => runtime.provider.create(harborBoxSpec(task, runtime, image, runtime.labels(id, tenant)))));
+        const failed = made.find((m): m is PromiseRejectedResult => m.status === "rejected");
+        if (failed) {
+          await Promise.allSettled(made.flatMap((m) => (m.status === "fulfilled" ? [runtime.provider.destroy(m.value.id)] : [])));
+          await runtime.provider.removeImage(image).catch(() => undefined);
+          sandboxFailure(failed.reason);
+        }
+        return made.map((m) => {
+          const record = (m as PromiseFulfilledResult<{ provider: string; id: string; image: string; imageDigest: string }>).value;
+          return { ...state, sandbox: { ...record, imageDigest: record.imageDigest || image }, snapshot: image };
+        });
       },
     },
     rubric: defineRubric<HarborState>(

@@ -1,4 +1,4 @@
-import type { SandboxLimits, SandboxProvider } from "../../sandbox/types.js";
+import type { SandboxLimits, SandboxProvider, SandboxRecord, SandboxSpec } from "../../sandbox/types.js";
 import type { HarborTaskDir } from "./task-dir.node.js";
 
 /**
@@ -13,8 +13,15 @@ export interface HarborRuntime {
   imageFor(task: HarborTaskDir): Promise<{ image: string; digest: string }>;
   /** The labels of one episode's box: the server's database, the episode, its tenant, the role. */
   labels(episodeId: string, tenant: string | undefined): Record<string, string>;
-  /** Throws (429, with Retry-After) when the server, or this tenant, may not create another box now. Called before every create. */
-  admit(tenant: string | undefined): Promise<void>;
+  /** The labels of a snapshot image a fork's boxes start from (the server's database, the role), for the sweep. */
+  snapshotLabels: Readonly<Record<string, string>>;
+  /**
+   * Throws (429, with Retry-After) when the server, or this tenant, may not create `count`
+   * more boxes now (default 1), or, with `claim`, take a warm one. Called before every create.
+   */
+  admit(tenant: string | undefined, request?: { count?: number; claim?: boolean }): Promise<void>;
+  /** A started box made from `spec` (labels aside) claimed for this episode from the warm pool, or null when there is none. */
+  claimWarm?(spec: SandboxSpec, episodeId: string, tenant: string | undefined): Promise<SandboxRecord | null>;
   /** Operator setting: every task runs with no network, whatever its task.toml says. */
   forceNoNetwork: boolean;
   /** Limits applied where a task leaves them open (Harbor has no pids field, so `pids` always comes from here). */

@@ -19,6 +19,8 @@ export const HarborState = z
     commands: z.number().int().min(0),
     /** Set when the box was found gone: the episode ends with `sandbox_lost`. */
     lost: z.boolean(),
+    /** A fork's box: the snapshot image of its parent's box it started from (removed with the last fork using it). */
+    snapshot: z.string().optional(),
   })
   .strict();
 export type HarborState = z.infer<typeof HarborState>;

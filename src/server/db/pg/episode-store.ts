@@ -1,7 +1,7 @@
 import { and, asc, between, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Pool } from "pg";
 import type { EpisodeStorage } from "../stores.js";
-import type { ForkChild, ForkCursor, ForkPoint, LineageEntry, StepRow, StepWrite, TurnRecord, TurnSegment } from "../episode-store.js";
+import type { ForkChild, ForkCursor, ForkHead, ForkPoint, LineageEntry, StepRow, StepWrite, TurnRecord, TurnSegment } from "../episode-store.js";
 import { EpisodeLifecycle } from "../episode-lifecycle.js";
 import type { EpisodeRow, NewEpisodeRow } from "../schema.js";
 import { StepHeadCache } from "../step-head-cache.js";
@@ -128,14 +128,15 @@ export class PgEpisodeStore extends EpisodeLifecycle implements EpisodeStorage {
     return { row: existing[0], created: false };
   }
 
-  async insertForks(base: NewEpisodeRow, forks: { id: string; idempotencyKey: string | null }[], lineage: LineageEntry[]): Promise<string[]> {
-    const shared = EPISODE_COLUMNS.filter((c) => c.key !== "id" && c.key !== "idempotencyKey");
+  async insertForks(base: NewEpisodeRow, forks: ForkHead[], lineage: LineageEntry[]): Promise<string[]> {
+    const shared = EPISODE_COLUMNS.filter((c) => c.key !== "id" && c.key !== "idempotencyKey" && c.key !== "state");
+    const stateType = EPISODE_COLUMNS.find((c) => c.key === "state")?.type ?? "text";
     const n = shared.length;
     // One statement whatever the number of forks: heads from unnest'ed arrays, and lineage
     // rows only for the heads it inserted (a replayed idempotency key inserts neither).
     const text = `WITH heads AS (
-        INSERT INTO episodes (id, idempotency_key, ${shared.map((c) => `"${c.name}"`).join(", ")})
-        SELECT f.id, f.key, ${shared.map((c, i) => `$${i + 1}::${c.type}`).join(", ")} FROM unnest($${n + 1}::text[], $${n + 2}::text[]) AS f(id, key)
+        INSERT INTO episodes (id, idempotency_key, state, ${shared.map((c) => `"${c.name}"`).join(", ")})
+        SELECT f.id, f.key, f.state::${stateType}, ${shared.map((c, i) => `$${i + 1}::${c.type}`).join(", ")} FROM unnest($${n + 1}::text[], $${n + 2}::text[], $${n + 5}::text[]) AS f(id, key, state)
         ON CONFLICT DO NOTHING RETURNING id),
       lineage AS (
         INSERT INTO episode_lineage (episode_id, ancestor_id, to_turn)
@@ -148,6 +149,8 @@ export class PgEpisodeStore extends EpisodeLifecycle implements EpisodeStorage {
       forks.map((f) => f.idempotencyKey),
       lineage.map((l) => l.ancestorId),
       lineage.map((l) => l.toTurn),
+      // The state is per fork (a sandboxed fork names its own container), the rest shared.
+      forks.map((f) => encode("state", f.state === undefined ? base.state : f.state)),
     ]);
     return (result.rows as { id: string }[]).map((r) => r.id);
   }

@@ -1,5 +1,5 @@
 import type { DurableObjectNamespace } from "@cloudflare/workers-types/index.ts";
-import type { ForkChild, ForkCursor, ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../../db/episode-store.js";
+import type { ForkChild, ForkCursor, ForkHead, ForkPoint, LineageEntry, StepRow, StepWrite, TenantUsage, TurnRecord, TurnSegment } from "../../db/episode-store.js";
 import type { EpisodeRow, NewEpisodeRow } from "../../db/schema.js";
 import type { EpisodeStorage } from "../../db/stores.js";
 import type { IndexEntry } from "./index-entries.js";
@@ -86,8 +86,8 @@ export class DurableEpisodeStore implements EpisodeStorage {
    * body (the service then answers 409). It answers none inserted: the service reads the
    * forks back by their keys and replays them.
    */
-  async insertForks(base: NewEpisodeRow, forks: { id: string; idempotencyKey: string | null }[], lineage: LineageEntry[]): Promise<string[]> {
-    const rows = forks.map((f) => ({ ...base, id: f.id, idempotencyKey: f.idempotencyKey }));
+  async insertForks(base: NewEpisodeRow, forks: ForkHead[], lineage: LineageEntry[]): Promise<string[]> {
+    const rows = forks.map((f) => ({ ...base, id: f.id, idempotencyKey: f.idempotencyKey, ...(f.state === undefined ? {} : { state: f.state }) }));
     const { claimed, ids } = await this.index.claim(rows.map(entryOf));
     if (claimed) return this.place(base, rows, lineage);
     // Some keys free: another request's keys (a different n), which the service refuses.
