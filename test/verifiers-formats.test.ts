@@ -1,15 +1,17 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinEnvs, EnvRegistry } from "../src/envs/index.js";
+import { InProcessDriver } from "../src/eval/in-process-driver.js";
 import { evalToDir } from "../src/eval/node/eval-to-dir.js";
 import { exportSft } from "../src/eval/node/export-sft-command.js";
-import { readMetadata, readResults, readRunRollouts, RESULTS_FILE, TRACES_FILE } from "../src/eval/node/run-dir.js";
+import { METADATA_FILE, readMetadata, readResults, readRunRollouts, RESULTS_FILE, TRACES_FILE } from "../src/eval/node/run-dir.js";
+import { resolveSplit } from "../src/eval/plan.js";
 import type { VfFormat } from "../src/eval/vf-formats.js";
-import { EvalRequest } from "../src/protocol/index.js";
+import { contentText, EvalRequest } from "../src/protocol/index.js";
 import { calculator, toolUsingModel } from "./support/eval-envs.js";
 import { reverseLastUser, startScriptedModel, type ScriptedModelServer } from "./support/scripted-model.js";
 
@@ -79,6 +81,10 @@ describe.skipIf(!py03)("verifiers 0.3.1 (vf03: results.jsonl + metadata.json)", 
       expect(loaded.example_ids).toEqual(expect.arrayContaining([0, 0, 1, 1]));
       expect(loaded.avg_reward).toBeCloseTo(result.metadata.avg_reward, 10);
       expect(loaded.pass_at_k).toEqual(result.metadata.pass_at_k);
+      // metadata.json has every key 0.3.1's save_metadata writes, each of the kind it writes; `time` in seconds.
+      expect(loaded.metadata_missing).toEqual([]);
+      expect(loaded.metadata_wrong_type).toEqual([]);
+      expect(loaded.metadata_time).toBeCloseTo(result.metadata.time_ms / 1000, 6);
       // verifiers' own print_timing: every phase it knows is there (it skips keys a row lacks).
       for (const key of ["total", "setup", "generation", "model", "env", "scoring", "overhead"]) expect(loaded.timing_printed).toMatch(new RegExp(`\\n  ${key} +min - `));
       if (envId === "calculator") expect((loaded.completion_roles as string[][])[0]).toEqual(["assistant", "tool", "assistant", "tool", "assistant"]);
@@ -89,6 +95,8 @@ describe.skipIf(!py03)("verifiers 0.3.1 (vf03: results.jsonl + metadata.json)", 
     const dir = join(base, "vfeval03");
     await vf(py, "write03", dir, "reverse-text", "org/scripted");
     const before = readFileSync(join(dir, RESULTS_FILE), "utf8").split("\n").filter(Boolean);
+    const vfMeta = JSON.parse(readFileSync(join(dir, METADATA_FILE), "utf8")) as Record<string, unknown>;
+    expect(typeof vfMeta.time).toBe("number");
     const sft = await exportSft({ results: dir, minReward: 0.5, bestPerExample: false, format: "jsonl", output: join(base, "sft03.jsonl") });
     expect(sft.report).toMatchObject({ read: 3, kept: 2, failed: 1 });
     expect(sft.rows[0]?.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
@@ -107,6 +115,13 @@ describe.skipIf(!py03)("verifiers 0.3.1 (vf03: results.jsonl + metadata.json)", 
     expect(loaded.count).toBe(4);
     expect(loaded.resume_remaining).toBe(0);
     expect(loaded.avg_error).toBe(0);
+    // The resumed metadata.json keeps every key vf-eval wrote (`time` too, in seconds, grown by this session's time).
+    expect(loaded.metadata_missing).toEqual([]);
+    const meta = JSON.parse(readFileSync(join(dir, METADATA_FILE), "utf8")) as Record<string, unknown> & { time: number; time_ms: number };
+    for (const key of Object.keys(vfMeta)) expect(meta, `key ${key}`).toHaveProperty(key);
+    expect(meta.version_info).toMatchObject({ vf_version: (vfMeta.version_info as { vf_version: string }).vf_version });
+    expect(meta.time).toBeGreaterThan(vfMeta.time as number);
+    expect(meta.time).toBeCloseTo(meta.time_ms / 1000, 6);
   });
 });
 
@@ -144,25 +159,39 @@ describe.skipIf(!py04)("verifiers 0.4.0 (vf04: traces.jsonl episodes)", () => {
 
   it("resumes a run verifiers 0.4.0 wrote (no metadata.json) and export-sft reads its traces", { timeout: 180_000 }, async () => {
     const dir = join(base, "vfeval04");
-    await vf(py, "write04", dir, "reverse-text", "org/scripted");
+    // verifiers' run is of the same rows edgegym's reverse-text has (its own TaskData for them).
+    const driver = new InProcessDriver(registry);
+    const examples = await driver.examples("reverse-text", resolveSplit(await driver.describe("reverse-text"), undefined), 0, 2);
+    const prompts = examples.map((e) => ({ system: contentText(e.prompt[0]?.content), user: contentText(e.prompt[1]?.content) }));
+    const { tasks } = await vf(py, "write04", dir, "reverse-text", "org/scripted", JSON.stringify(prompts));
+    // The taskset's rows as verifiers has them (its own TaskData, hashed on its own fields): what vf-eval --resume plans against.
+    const tasksFile = join(base, "vfeval04-tasks.json");
+    writeFileSync(tasksFile, JSON.stringify(tasks));
+    const vfTasks = readFileSync(join(dir, TRACES_FILE), "utf8").split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { task: { data: { idx: number } } }).task);
     // verifiers' own planner on its own run: row 1 (failed) needs both its rollouts again.
-    expect((await vf(py, "load04", dir, "2")).resume_missing).toEqual({ "0": 0, "1": 2 });
+    expect((await vf(py, "load04", dir, "2", tasksFile)).resume_missing).toEqual({ "0": 0, "1": 2 });
     const sft = await exportSft({ results: dir, minReward: 0.5, bestPerExample: false, format: "jsonl", output: join(base, "sft04.jsonl") });
     expect(sft.report).toMatchObject({ read: 3, kept: 1, failed: 1, belowMinReward: 1 });
     expect(sft.rows[0]?.messages).toEqual([
-      { role: "system", content: "Reverse the text." },
-      { role: "user", content: "abc" },
-      { role: "assistant", content: "<answer>cba</answer>" },
+      { role: "system", content: prompts[0]?.system },
+      { role: "user", content: prompts[0]?.user },
+      { role: "assistant", content: `<answer>${[...(prompts[0]?.user ?? "")].reverse().join("")}</answer>` },
     ]);
 
     const resumed = await run("reverse-text", reverser, undefined, dir);
     expect(resumed.ranNow).toBe(2);
     const { rows } = await readResults<Record<string, unknown>>(join(dir, TRACES_FILE));
     expect(rows).toHaveLength(4);
-    const written = await vf(py, "load04", dir, "2");
+    // verifiers' own planner, given the taskset's rows, counts all four done and owes nothing…
+    const written = await vf(py, "load04", dir, "2", tasksFile);
     expect(written.resume_missing).toEqual({ "0": 0, "1": 0 });
     expect((written.episodes as unknown[]).length).toBe(4);
     expect(written.resume_keeps).toBe(4);
+    // …because the episodes edgegym added record their row's task as verifiers did (type, data, key, hash).
+    for (const row of rows) {
+      const task = (row as { task: { data: { idx: number } } }).task;
+      expect(task).toEqual(vfTasks.find((t) => t.data.idx === task.data.idx));
+    }
   });
 
   it("will not resume a vf04 run as vf03", async () => {

@@ -2,10 +2,12 @@ import type { EnvInfo, EvalRequest, EvalSummary, Split } from "../protocol/index
 import type { VfFormat } from "./vf-formats.js";
 
 /**
- * metadata.json of a run, in the field names of verifiers' vf-eval (env_id, env_args,
- * model, base_url, num_examples, rollouts_per_example, sampling_args, date, time_ms,
- * avg_reward, avg_metrics, avg_error, pass_at_k, pass_all_k, pass_threshold, usage,
- * version_info, state_columns, tools), then edgegym's own: the split, seed and driver
+ * metadata.json of a run: every key verifiers 0.3.1's vf-eval writes (`GenerateMetadata`
+ * as `GenerateOutputsBuilder.build_metadata` fills it and `save_metadata` saves it, in
+ * `verifiers/legacy/utils/save_utils.py`: env_id, env_args, model, base_url, num_examples,
+ * rollouts_per_example, shuffle, shuffle_seed, sampling_args, time (seconds), avg_reward,
+ * avg_metrics, avg_error, pass_at_k, pass_all_k, pass_threshold, usage, version_info,
+ * state_columns, tools), then edgegym's own: date, time_ms, the split, seed and driver
  * needed to resume, and the full summary.
  */
 export interface RunMetadata {
@@ -15,8 +17,14 @@ export interface RunMetadata {
   base_url: string;
   num_examples: number;
   rollouts_per_example: number;
+  /** verifiers' `shuffle` / `shuffle_seed` (its resume checks them): edgegym runs rows in index order. */
+  shuffle: false;
+  shuffle_seed: null;
   sampling_args: Record<string, unknown>;
   date: string;
+  /** Run time in seconds, summed over resumed sessions: verifiers' `time` ("whole-eval wall-clock seconds"). */
+  time: number;
+  /** The same in milliseconds (edgegym's). */
   time_ms: number;
   avg_reward: number;
   avg_metrics: Record<string, number>;
@@ -60,9 +68,22 @@ export interface MetadataInput {
   edgegymVersion: string;
   date?: Date;
   format?: VfFormat;
+  /**
+   * The metadata.json of the run being resumed: the keys it has that edgegym does not write
+   * (vf-eval's `cost`, its `version_info.vf_version` …) are kept, the rest written afresh.
+   */
+  previous?: Record<string, unknown>;
 }
 
 export function buildMetadata(input: MetadataInput): RunMetadata {
+  const fresh = freshMetadata(input);
+  const previous = input.previous;
+  if (!previous) return fresh;
+  const priorVersion = typeof previous.version_info === "object" && previous.version_info !== null ? previous.version_info : {};
+  return { ...previous, ...fresh, version_info: { ...priorVersion, ...fresh.version_info } };
+}
+
+function freshMetadata(input: MetadataInput): RunMetadata {
   const { summary, request } = input;
   return {
     env_id: input.env.id,
@@ -71,8 +92,11 @@ export function buildMetadata(input: MetadataInput): RunMetadata {
     base_url: input.baseUrl,
     num_examples: input.numExamples,
     rollouts_per_example: request.rollouts_per_example,
+    shuffle: false,
+    shuffle_seed: null,
     sampling_args: input.sampling,
     date: (input.date ?? new Date()).toISOString(),
+    time: summary.wall_ms / 1000,
     time_ms: summary.wall_ms,
     avg_reward: summary.reward.mean,
     avg_metrics: summary.metrics,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { EvalRollout } from "../protocol/index.js";
 import type { TimedSpan } from "./rollout.js";
-import { fromVf03Row, fromVf04Episode, toVf03Row, toVf04Episode, vf03Timing, withFlatTiming } from "./vf-formats.js";
+import { fromVf03Row, fromVf04Episode, toVf03Row, toVf04Episode, vf03Timing, vf04TaskFits, withFlatTiming } from "./vf-formats.js";
 
 const t0 = 1_700_000_000;
 const spans: TimedSpan[] = [
@@ -134,5 +134,29 @@ describe("verifiers 0.4 episodes", () => {
   it("marks an episode that is not ok as failed, with its last error", () => {
     const failed = { ok: false, task: { data: { idx: 1 } }, errors: [{ type: "ModelError", message: "boom" }], traces: [{ rewards: { r: null }, nodes: [] }] };
     expect(fromVf04Episode(failed, 0, "x")).toMatchObject({ reward: 0, error: { error: "ModelError", error_chain_str: "boom" }, is_completed: false });
+  });
+
+  it("on resume, records the run's own task for a row when it is the same prompt, and its own task otherwise", () => {
+    const record = { type: "CalcTask", data: { idx: 3, prompt: "2*3+1?", system_prompt: "Use the tools.", skills: [], level: 2 }, key: "k", hash: "h" };
+    const other = { type: "CalcTask", data: { idx: 3, prompt: [{ role: "user", content: "2*3+2?" }] }, hash: "h2" };
+    const withRecord = toVf04Episode(row, spans, { ...ctx, tasks: new Map([[3, record]]) }) as Loose;
+    expect(withRecord.task).toEqual(record);
+    expect(withRecord.traces[0].task).toEqual(record);
+    expect(fromVf04Episode(JSON.parse(JSON.stringify(withRecord)), 0, "calculator")).toEqual(row);
+    expect((toVf04Episode(row, spans, { ...ctx, tasks: new Map([[3, other]]) }) as Loose).task).toMatchObject({ type: "EdgegymTask", data: { idx: 3, prompt: [{ role: "user", content: "2*3+1?" }] } });
+    expect((toVf04Episode(row, spans, { ...ctx, tasks: new Map([[4, record]]) }) as Loose).task.type).toBe("EdgegymTask");
+  });
+
+  it("judges a recorded task the same as a prompt by its messages' roles and text", () => {
+    const prompt = row.prompt;
+    expect(vf04TaskFits({ data: { prompt: "2*3+1?" } }, prompt)).toBe(true);
+    expect(vf04TaskFits({ data: { prompt: [{ role: "user", content: [{ type: "text", text: "2*3" }, { type: "text", text: "+1?" }] }], system_prompt: "Use the tools." } }, prompt)).toBe(true);
+    expect(vf04TaskFits({ data: { prompt: [{ role: "system", content: "Use the tools." }, { role: "user", content: "2*3+1?" }] } }, prompt)).toBe(true);
+    // Nothing recorded to compare: the row index is all there is.
+    expect(vf04TaskFits({ data: { idx: 3 } }, prompt)).toBe(true);
+    expect(vf04TaskFits({ data: { prompt: "2*3+1?", system_prompt: "Be terse." } }, prompt)).toBe(false);
+    expect(vf04TaskFits({ data: { prompt: "2*3+1" } }, prompt)).toBe(false);
+    expect(vf04TaskFits({ data: { prompt: [{ role: "assistant", content: "2*3+1?" }] } }, prompt)).toBe(false);
+    expect(vf04TaskFits({ data: { prompt: [{ role: "user", content: "2*3+1?" }, { role: "user", content: "again" }] } }, prompt)).toBe(false);
   });
 });

@@ -201,7 +201,48 @@ export interface Vf04Context {
   sampling: Record<string, unknown>;
   /** Episode/trace ids: random hex (injectable for tests). */
   newId: () => string;
+  /**
+   * On resume, the `task` the run's own episodes recorded for each row (`task.data.idx`).
+   * An episode for such a row records that task instead of edgegym's, when it is the same
+   * task (`vf04TaskFits`): verifiers' resume planner matches episodes to its tasks by
+   * `task.hash` (or the hash of `task.data` when there is none), so only then does it count
+   * the episode as done for its task.
+   */
+  tasks?: ReadonlyMap<number, JsonObject>;
 }
+
+/** A verifiers 0.4 prompt (`TaskData.prompt`: a string, a message list or unset) as role + text. */
+function promptLines(prompt: unknown): { role: string; text: string }[] {
+  if (typeof prompt === "string") return [{ role: "user", text: prompt }];
+  if (!Array.isArray(prompt)) return [];
+  return prompt.filter(isObject).map((m) => ({
+    role: String(m.role ?? ""),
+    text: typeof m.content === "string" ? m.content : Array.isArray(m.content) ? m.content.filter(isObject).map((p) => (typeof p.text === "string" ? p.text : "")).join("") : "",
+  }));
+}
+
+/**
+ * Whether a task verifiers recorded (`{type, data, key?, hash?}`) is the task of this prompt:
+ * the same non-system messages (role and text) and, when both have one, the same system
+ * prompt (`data.system_prompt` or a leading system message). A record with no prompt at all
+ * has nothing to contradict it. The episodes edgegym adds to a verifiers run record the
+ * run's task only when it fits: crediting a rollout of another prompt to it would be false.
+ */
+export function vf04TaskFits(record: JsonObject, prompt: readonly ChatMessage[]): boolean {
+  const data = isObject(record.data) ? record.data : {};
+  const theirs = [...(typeof data.system_prompt === "string" ? [{ role: "system", text: data.system_prompt }] : []), ...promptLines(data.prompt)];
+  if (!theirs.length) return true;
+  const ours = prompt.map((m) => ({ role: m.role as string, text: contentText(m.content) }));
+  const body = (list: { role: string; text: string }[]) => list.filter((m) => m.role !== "system");
+  const system = (list: { role: string; text: string }[]) => list.filter((m) => m.role === "system").map((m) => m.text);
+  const same = (a: { role: string; text: string }[], b: { role: string; text: string }[]) => a.length === b.length && a.every((m, i) => m.role === b[i]?.role && m.text === b[i]?.text);
+  if (!same(body(theirs), body(ours))) return false;
+  const [a, b] = [system(theirs), system(ours)];
+  return !a.length || !b.length || (a.length === b.length && a.every((t, i) => t === b[i]));
+}
+
+/** `task.type` of the episodes edgegym writes with its own task data. */
+export const EDGEGYM_TASK_TYPE = "EdgegymTask";
 
 const tsSpan = (start: number, end: number): { start: number; end: number } => ({ start, end });
 
@@ -277,8 +318,10 @@ export function toVf04Episode(row: EvalRollout, spans: readonly TimedSpan[], ctx
   const ok = row.error === null && row.is_completed;
   const errors = row.error ? [{ type: row.error.error, message: row.error.error_chain_str }] : [];
   const { prompt: _p, completion: _c, timing: _t, ...kept } = row;
-  const task = {
-    type: "EdgegymTask",
+  // Resuming a verifiers run: its own record of this row's task, so its planner counts the episode.
+  const recorded = ctx.tasks?.get(row.example_id);
+  const task = recorded && vf04TaskFits(recorded, row.prompt) ? recorded : {
+    type: EDGEGYM_TASK_TYPE,
     data: {
       idx: row.example_id,
       prompt,

@@ -5,8 +5,10 @@ both made by scripts/verifiers-venv.sh. Prints one JSON object on stdout.
 
   load03 DIR ENV MODEL N R   verifiers 0.3's vf-eval loader and resume check on DIR
   write03 DIR ENV MODEL      a vf-eval 0.3 run written by verifiers' own writers
-  load04 DIR R               verifiers 0.4's trace reader and resume planner on DIR
-  write04 DIR ENV MODEL      a verifiers 0.4 run (traces.jsonl) written by its own writer
+  load04 DIR R [TASKS]       verifiers 0.4's trace reader and resume planner on DIR
+                             (the planner's tasks: TASKS, a JSON list of task data, else the run's own rows)
+  write04 DIR ENV MODEL [ROWS]  a verifiers 0.4 run (traces.jsonl) written by its own writer; prints its tasks' data
+                             (ROWS: a JSON list of two {system, user} prompts, the environment's rows 0 and 1)
 """
 
 import contextlib
@@ -15,6 +17,15 @@ import json
 import sys
 import time
 from pathlib import Path
+
+
+def _kind(value: object) -> str:
+    """A JSON value's kind, an integer and a float both being numbers (JSON writes 1.0 as 1)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return type(value).__name__
 
 
 def load03(run_dir: str, env_id: str, model: str, num_examples: int, rollouts: int) -> dict:
@@ -46,6 +57,11 @@ def load03(run_dir: str, env_id: str, model: str, num_examples: int, rollouts: i
     with contextlib.redirect_stdout(printed):
         print_timing(results)
     meta = results["metadata"]
+    # What 0.3.1's save_metadata would write for this run: build_metadata less the two keys it pops.
+    own = dict(builder.build_metadata())
+    own.pop("path_to_save")
+    own.pop("date")
+    saved = json.loads((path / "metadata.json").read_text())
     # vf-eval --resume: which of the planned rollouts (N rows × R) it would still run.
     planned = [{"example_id": i} for i in range(num_examples) for _ in range(rollouts)]
     remaining = filter_inputs(planned, outputs, rollouts)
@@ -60,6 +76,11 @@ def load03(run_dir: str, env_id: str, model: str, num_examples: int, rollouts: i
         "pass_at_k": meta["pass_at_k"],
         "timing_printed": printed.getvalue(),
         "completion_roles": [[m["role"] for m in o["completion"]] for o in outputs],
+        "metadata_missing": sorted(k for k in own if k not in saved),
+        "metadata_wrong_type": sorted(
+            k for k in own if k in saved and own[k] is not None and saved[k] is not None and _kind(json.loads(json.dumps(own[k], default=str))) != _kind(saved[k])
+        ),
+        "metadata_time": saved.get("time"),
     }
 
 
@@ -138,7 +159,7 @@ def _trace_type():
     return Trace[WireTaskData, State, WireAgentConfig]
 
 
-def load04(run_dir: str, num_rollouts: int) -> dict:
+def load04(run_dir: str, num_rollouts: int, tasks_file: str | None = None) -> dict:
     from verifiers.v1.cli.eval import resume
     from verifiers.v1.utils.trace_store import read_episodes
 
@@ -167,45 +188,69 @@ def load04(run_dir: str, num_rollouts: int) -> dict:
         )
     # verifiers' own resume planner (`vf-eval --resume`), on a copy: it keeps the lines its model
     # validates and whose episode is ok, matched to the run's tasks by content hash, and says
-    # how many rollouts each task still needs. The tasks are the run's own rows, as Task objects.
+    # how many rollouts each task still needs. The tasks are the taskset's rows when given (what
+    # vf-eval passes it: `list(taskset)`), else the run's own rows, as Task objects.
     import shutil
     import tempfile
 
-    from verifiers.v1.task import Task
+    from verifiers.v1.task import Task, WireTaskData
 
-    by_idx = {}
-    for ep in episodes:
-        by_idx.setdefault(ep.task.data.idx, ep.task.data)
+    if tasks_file is not None:
+        tasks = [Task(WireTaskData.model_validate(d)) for d in json.loads(Path(tasks_file).read_text())]
+    else:
+        by_idx = {}
+        for ep in episodes:
+            by_idx.setdefault(ep.task.data.idx, ep.task.data)
+        tasks = [Task(by_idx[i]) for i in sorted(by_idx)]
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "run"
         shutil.copytree(path, copy)
-        plan = resume.load(copy, [Task(by_idx[i]) for i in sorted(by_idx)], num_rollouts)
+        plan = resume.load(copy, tasks, num_rollouts)
     kept = sum(len(k) for _, k, _ in plan)
     missing = {str(task.data.idx): left for task, _, left in plan}
     return {"episodes": out, "resume_keeps": kept, "resume_missing": missing}
 
 
-def write04(run_dir: str, env_id: str, model: str) -> dict:
-    """Row 0 twice (rewards 1 and 0.25), row 1 once and failed, via verifiers' write_episode."""
+def write04(run_dir: str, env_id: str, model: str, rows: list[dict] | None = None) -> dict:
+    """Row 0 twice (rewards 1 and 0.25), row 1 once and failed, via verifiers' write_episode.
+
+    The tasks are a taskset's own: a TaskData subclass with a field of its own (`text`), and
+    each episode records the task as `Env.run` does (`TraceTask(type, data, key, hash)`), so
+    their content hash is not that of edgegym's task data for the same row."""
     from verifiers.v1.configs.agent import WireAgentConfig
     from verifiers.v1.episode import EnvInfo, Episode, EvalRunInfo
     from verifiers.v1.graph import MessageNode
-    from verifiers.v1.task import WireTaskData
-    from verifiers.v1.trace import AgentInfo, Error, ModelCall, Reward, TimeSpan, TraceTask
+    from verifiers.v1.state import State
+    from verifiers.v1.task import Task, TaskData
+    from verifiers.v1.trace import AgentInfo, Error, ModelCall, Reward, TimeSpan, Trace, TraceTask
     from verifiers.v1.types import AssistantMessage, SystemMessage, Usage, UserMessage
     from verifiers.v1.utils.trace_store import write_episode
 
     path = Path(run_dir)
     path.mkdir(parents=True, exist_ok=True)
     (path / "traces.jsonl").write_text("")
-    trace_type = _trace_type()
     now = time.time()
 
-    def episode(idx: int, text: str, score: float, ok: bool) -> Episode:
-        data = WireTaskData(idx=idx, prompt=[UserMessage(content=text)], system_prompt="Reverse the text.")
-        task = TraceTask(type="ReverseTask", data=data)
+    class ReverseData(TaskData):
+        text: str
+
+    trace_type = Trace[ReverseData, State, WireAgentConfig]
+
+    class ReverseTask(Task):
+        pass
+
+    rows = rows or [{"system": "Reverse the text.", "user": "abc"}, {"system": "Reverse the text.", "user": "hello"}]
+    tasks = [
+        ReverseTask(ReverseData(idx=i, text=r["user"], prompt=[UserMessage(content=r["user"])], system_prompt=r["system"]))
+        for i, r in enumerate(rows)
+    ]
+
+    def episode(idx: int, score: float, ok: bool) -> Episode:
+        row = tasks[idx]
+        text = row.data.text
+        task = TraceTask(type=type(row).__name__, data=row.data, key=row.key, hash=row.hash)
         nodes = [
-            MessageNode(message=SystemMessage(content="Reverse the text.")),
+            MessageNode(message=SystemMessage(content=row.data.system_prompt)),
             MessageNode(parent=0, message=UserMessage(content=text)),
         ]
         calls = []
@@ -226,9 +271,9 @@ def write04(run_dir: str, env_id: str, model: str) -> dict:
         )
         return Episode(env=EnvInfo(id=env_id), task=task, run=EvalRunInfo(id="vfrun"), ok=ok, traces=[trace], errors=[] if ok else [Error(type="ModelError", message="boom")])
 
-    for ep in [episode(0, "abc", 1.0, True), episode(0, "abc", 0.25, True), episode(1, "hello", 0.0, False)]:
+    for ep in [episode(0, 1.0, True), episode(0, 0.25, True), episode(1, 0.0, False)]:
         write_episode(path, ep)
-    return {"written": 3}
+    return {"written": 3, "tasks": [t.data.model_dump(mode="json", exclude_none=True) for t in tasks]}
 
 
 if __name__ == "__main__":
@@ -238,9 +283,9 @@ if __name__ == "__main__":
     elif cmd == "write03":
         result = write03(args[0], args[1], args[2])
     elif cmd == "load04":
-        result = load04(args[0], int(args[1]))
+        result = load04(args[0], int(args[1]), args[2] if len(args) > 2 else None)
     elif cmd == "write04":
-        result = write04(args[0], args[1], args[2])
+        result = write04(args[0], args[1], args[2], json.loads(args[3]) if len(args) > 3 else None)
     else:
         raise SystemExit(f"unknown command {cmd}")
     print(json.dumps(result))

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { calculator } from "../../../test/support/eval-envs.js";
 import { reverseLastUser, startScriptedModel, type ScriptedModelServer, type ScriptedPolicy } from "../../../test/support/scripted-model.js";
 import { evalToDir, type EvalToDirOptions } from "./eval-to-dir.js";
 import { formatReport } from "./report.js";
-import { readMetadata, readResults, RESULTS_FILE } from "./run-dir.js";
+import { METADATA_FILE, prepareResume, readMetadata, readResults, RESULTS_FILE, TRACES_FILE } from "./run-dir.js";
 
 const registry = new EnvRegistry("node", [...builtinEnvs, calculator]);
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -137,6 +137,61 @@ describe("edgegym eval output", () => {
     expect(new Set(rows.map(keyOf)).size).toBe(8);
     expect(second.metadata.status).toBe("completed");
     expect(second.metadata.time_ms).toBeGreaterThan(first.metadata.time_ms);
+  });
+
+  it("writes metadata.json with verifiers 0.3.1's keys (time in seconds) and keeps a vf-eval run's keys on resume", async () => {
+    const base = tempDir();
+    const server = await model(reverseLastUser);
+    const first = await evalToDir(options(server, base, { num_examples: 1, rollouts_per_example: 2 }));
+    const own = JSON.parse(readFileSync(join(first.runDir, METADATA_FILE), "utf8")) as Record<string, unknown> & { time: number; time_ms: number };
+    expect(own).toMatchObject({ shuffle: false, shuffle_seed: null });
+    expect(own.time).toBeCloseTo(own.time_ms / 1000, 9);
+    // What vf-eval 0.3.1's save_metadata writes (no date, no time_ms, no split or seed), with its optional `cost`.
+    const vf = {
+      env_id: "reverse-text", env_args: {}, model: "org/scripted", base_url: "http://elsewhere/v1", num_examples: 1, rollouts_per_example: 2,
+      shuffle: false, shuffle_seed: null, sampling_args: {}, time: 12.5, avg_reward: 1.2, avg_metrics: {}, avg_error: 0, pass_at_k: {}, pass_all_k: {},
+      pass_threshold: 0.5, usage: { input_tokens: 10, output_tokens: 5 }, cost: { input_usd: 0.1, output_usd: 0.2, total_usd: 0.3 },
+      version_info: { vf_version: "0.3.1", vf_commit: null, env_version: "0.1.0", env_commit: null }, state_columns: [], tools: null,
+    };
+    writeFileSync(join(first.runDir, METADATA_FILE), JSON.stringify(vf));
+    const second = await evalToDir(options(server, base, { num_examples: 2, rollouts_per_example: 2 }, { resume: first.runDir }));
+    expect(second.ranNow).toBe(2);
+    const meta = JSON.parse(readFileSync(join(first.runDir, METADATA_FILE), "utf8")) as Record<string, unknown> & { time: number; time_ms: number };
+    for (const key of Object.keys(vf)) expect(meta, key).toHaveProperty(key);
+    expect(meta).toMatchObject({ cost: vf.cost, version_info: { vf_version: "0.3.1", vf_commit: null, env_commit: null }, num_examples: 2, completed_rollouts: 4 });
+    expect(meta.time).toBeGreaterThan(12.5);
+    expect(meta.time).toBeCloseTo(meta.time_ms / 1000, 9);
+  });
+
+  it("resuming a verifiers 0.4 run, records each row's task as the run did when it is the same prompt", async () => {
+    const base = tempDir();
+    const server = await model(reverseLastUser);
+    const first = await evalToDir(options(server, base, { num_examples: 2, rollouts_per_example: 2 }, { format: "vf04" }));
+    const path = join(first.runDir, TRACES_FILE);
+    // edgegym's own task records are not carried over (they are made afresh).
+    expect((await prepareResume(first.runDir, "reverse-text")).vf04Tasks.size).toBe(0);
+    type Line = { task: { type: string; data: Record<string, unknown> & { idx: number }; hash?: string }; traces: { task: unknown; info: Record<string, unknown> }[] };
+    const episodes = readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Line);
+    // One episode per row, as a verifiers taskset records its task: its own class, a field of its own, key and hash.
+    // Row 0's task is this environment's row 0; row 1's has another prompt.
+    const peer = [0, 1].map((idx) => {
+      const ep = episodes.find((e) => e.task.data.idx === idx) as Line;
+      const data = idx === 0 ? { ...ep.task.data, text: "row zero" } : { ...ep.task.data, prompt: [{ role: "user", content: "hello" }], text: "hello" };
+      const task = { type: "ReverseTask", data, key: `k${idx}`, hash: `h${idx}` };
+      return { ...ep, task, traces: ep.traces.map((t) => ({ ...t, task, info: {} })) };
+    });
+    writeFileSync(path, peer.map((e) => `${JSON.stringify(e)}\n`).join(""));
+    const notes: string[] = [];
+    const second = await evalToDir(options(server, base, { num_examples: 2, rollouts_per_example: 2 }, { resume: first.runDir, note: (l) => notes.push(l) }));
+    expect(second.ranNow).toBe(2);
+    const after = readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Line);
+    expect(after).toHaveLength(4);
+    const added = after.slice(2);
+    expect(added.find((e) => e.task.data.idx === 0)?.task).toEqual(peer[0]?.task);
+    expect(added.find((e) => e.task.data.idx === 0)?.traces[0]?.task).toEqual(peer[0]?.task);
+    expect(added.find((e) => e.task.data.idx === 1)?.task).toMatchObject({ type: "EdgegymTask", data: { idx: 1 } });
+    expect(added.find((e) => e.task.data.idx === 1)?.task.hash).toBeUndefined();
+    expect(notes.join("\n")).toMatch(/row\(s\) 1: the run's episodes record another prompt/);
   });
 
   it("refuses to resume a run with other settings", async () => {

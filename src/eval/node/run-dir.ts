@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import type { EvalRollout } from "../../protocol/index.js";
 import type { RunMetadata } from "../metadata.js";
 import { rolloutSpans } from "../rollout.js";
-import { fromVf03Row, fromVf04Episode, isVf04Episode, toVf03Row, toVf04Episode, type VfFormat, type Vf04Context } from "../vf-formats.js";
+import { EDGEGYM_TASK_TYPE, fromVf03Row, fromVf04Episode, isVf04Episode, toVf03Row, toVf04Episode, type VfFormat, type Vf04Context } from "../vf-formats.js";
 
 export const RESULTS_FILE = "results.jsonl";
 /** verifiers 0.4's rollout file (`TRACES_FILE` in `verifiers/v1/utils/trace_store.py`). */
@@ -180,6 +180,13 @@ export interface ResumeState {
   /** Failed rollouts taken out of results.jsonl to be run again. */
   redo: number;
   droppedTrailing: boolean;
+  /**
+   * vf04: the task each row's episodes recorded (`task` of the first, one with verifiers'
+   * `hash` first; edgegym's own task records left out), failed episodes included, read
+   * before they are taken out: the episodes added on resume record the same
+   * (`Vf04Context.tasks`). Empty for vf03.
+   */
+  vf04Tasks: Map<number, Record<string, unknown>>;
 }
 
 /**
@@ -188,8 +195,9 @@ export interface ResumeState {
  * something was taken out.
  */
 export async function prepareResume(dir: string, envId = ""): Promise<ResumeState> {
-  if (!detectRunFormat(dir)) return { rows: [], redo: 0, droppedTrailing: false };
-  const { rows, lines, path, droppedTrailing } = await readRunRollouts(dir, envId);
+  if (!detectRunFormat(dir)) return { rows: [], redo: 0, droppedTrailing: false, vf04Tasks: new Map() };
+  const { rows, raw, lines, path, format, droppedTrailing } = await readRunRollouts(dir, envId);
+  const vf04Tasks = format === "vf04" ? vf04TaskRecords(raw) : new Map<number, Record<string, unknown>>();
   const seen = new Set<string>();
   const kept: EvalRollout[] = [];
   const keptLines: string[] = [];
@@ -207,7 +215,21 @@ export async function prepareResume(dir: string, envId = ""): Promise<ResumeStat
   });
   // Kept lines are rewritten byte for byte (a vf-eval row keeps every field and number as it wrote them).
   if (redo || droppedTrailing || kept.length !== rows.length) await writeFileAtomic(path, keptLines.map((l) => `${l}\n`).join(""));
-  return { rows: kept, redo, droppedTrailing };
+  return { rows: kept, redo, droppedTrailing, vf04Tasks };
+}
+
+/** The `task` record of each row (`task.data.idx`) in verifiers 0.4 episodes other than edgegym's: one verifiers hashed (`task.hash`) over one it did not. */
+function vf04TaskRecords(raw: readonly unknown[]): Map<number, Record<string, unknown>> {
+  const out = new Map<number, Record<string, unknown>>();
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+  for (const episode of raw) {
+    if (!isObject(episode) || !isObject(episode.task) || !isObject(episode.task.data) || episode.task.type === EDGEGYM_TASK_TYPE) continue;
+    const idx = episode.task.data.idx;
+    if (typeof idx !== "number" || !Number.isInteger(idx)) continue;
+    const had = out.get(idx);
+    if (!had || (typeof had.hash !== "string" && typeof episode.task.hash === "string")) out.set(idx, episode.task);
+  }
+  return out;
 }
 
 export interface ResumeMatch {

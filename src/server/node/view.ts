@@ -80,7 +80,8 @@ async function loadRun(dir: string, id: string): Promise<ViewRun> {
   else {
     const builder = new SummaryBuilder(passThreshold, rolloutsPerExample);
     for (const r of rows) builder.add(r);
-    summary = builder.build(num(meta.time_ms, 0));
+    // vf-eval 0.3.1 writes only `time`, in seconds; edgegym writes both.
+    summary = builder.build(num(meta.time_ms, num(meta.time, 0) * 1000));
   }
   const model = str(meta.model, "unknown");
   const sampling = obj(meta.sampling_args);
