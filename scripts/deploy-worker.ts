@@ -1,9 +1,11 @@
 /**
  * `npm run deploy [-- --public] [wrangler deploy options]`: deploys the Worker with
  * `wrangler deploy` after checking that it will require API keys (scripts/deploy-keys.ts says
- * what is checked). `EDGEGYM_WRANGLER` names another wrangler executable (the tests use a fake).
+ * what is checked), building the console it serves first when missing or stale
+ * (scripts/ensure-console.sh). `EDGEGYM_WRANGLER` names another wrangler executable (the tests use a fake).
  */
 import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { unstable_readConfig } from "wrangler";
 import { deployKeysDecision, type SecretListing } from "./deploy-keys.js";
 
@@ -39,5 +41,7 @@ if (!decision.deploy) {
   process.exit(1);
 }
 console.error(`npm run deploy: ${decision.reason}`);
+const assets = spawnSync("bash", [fileURLToPath(new URL("./ensure-console.sh", import.meta.url))], { stdio: "inherit", env: childEnv });
+if (assets.status !== 0) process.exit(assets.status ?? 1);
 const deploy = spawnSync(wrangler, ["deploy", ...rest], { stdio: "inherit", env: childEnv });
 process.exit(deploy.status ?? 1);

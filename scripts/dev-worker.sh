@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm run dev:worker -- [--port N] [--persist-to DIR] [other wrangler dev flags]`:
-# applies the checked-in ./drizzle migrations to the local D1 database, then runs the
-# Worker in workerd (wrangler dev). Listens on 127.0.0.1 unless --ip says otherwise.
+# builds the console it serves when missing or stale (scripts/ensure-console.sh), applies
+# the checked-in ./drizzle migrations to the local D1 database, then runs the Worker in
+# workerd (wrangler dev). Listens on 127.0.0.1 unless --ip says otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false
@@ -22,6 +23,8 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 done
 ip=()
 [ "$has_ip" = 1 ] || ip=(--ip 127.0.0.1)
+
+bash scripts/ensure-console.sh
 
 # stdin from /dev/null: wrangler only asks for confirmation on a terminal, and a local
 # database needs none.

@@ -82,7 +82,7 @@ export type OrsTextBlock = z.infer<typeof OrsTextBlock>;
 export const OrsToolSpec = z.object({ name: z.string(), description: z.string(), input_schema: JsonObject.nullable() }).strict();
 export type OrsToolSpec = z.infer<typeof OrsToolSpec>;
 
-/** GET /{env}/tools and /{env}/task_tools. edgegym has no hidden terminal tool and no group scoring. */
+/** GET /{env}/tools and /{env}/task_tools. edgegym has no hidden terminal tool; group scoring is served where the rubric can score a transcript alone. */
 export const OrsListTools = z
   .object({
     tools: z.array(OrsToolSpec),
@@ -125,9 +125,28 @@ export const OrsRunToolOutput = z.union([
 ]);
 export type OrsRunToolOutput = z.infer<typeof OrsRunToolOutput>;
 
-/** A role-tagged prompt message (GET /{env}/messages); edgegym's text messages as text blocks. */
-export const OrsMessage = z.object({ role: z.enum(["system", "user", "assistant"]), blocks: z.array(OrsTextBlock) }).strict();
+/** A role-tagged message (GET /{env}/messages, score_group candidates); text blocks only, as `message_block_types` says. */
+export const OrsMessage = z
+  .object({ role: z.enum(["system", "user", "assistant"]), blocks: z.array(OrsTextBlock), detail: JsonObject.nullable().optional() })
+  .strict();
 export type OrsMessage = z.infer<typeof OrsMessage>;
+
+/** One rollout submitted for group scoring: its transcript and the trainer's own metadata (echoed back). */
+export const OrsGroupCandidate = z.object({ messages: z.array(OrsMessage).max(1024), metadata: JsonObject.nullable().optional() }).strict();
+export type OrsGroupCandidate = z.infer<typeof OrsGroupCandidate>;
+
+/** Body of POST /{env}/score_group (the reference's ScoreGroup): at most 1,024 candidates, as POST /v1/envs/{id}/score takes. */
+export const OrsScoreGroup = z
+  .object({ candidates: z.array(OrsGroupCandidate).max(1024), task_id: z.string().max(64).nullable().optional() })
+  .strict();
+export type OrsScoreGroup = z.infer<typeof OrsScoreGroup>;
+
+/** One candidate's score, in the candidates' order: the rubric's total, its breakdown and the candidate's metadata. */
+export const OrsGroupScore = z
+  .object({ reward: z.number(), metadata: z.object({ score: Score, candidate: JsonObject.nullable() }).strict() })
+  .strict();
+export const OrsScoreGroupOutput = z.object({ scores: z.array(OrsGroupScore) }).strict();
+export type OrsScoreGroupOutput = z.infer<typeof OrsScoreGroupOutput>;
 
 /** The tool every environment gets on this wire, sending a plain assistant message (an answer, a move). */
 export function respondTool(name: string): OrsToolSpec {

@@ -3,10 +3,11 @@
 Usage: python drive_ors.py BASE_URL [API_KEY]
 
 Everything goes through openreward 0.1.167's public API (OpenReward, environments.get, Environment's
-splits and tasks, Session's prompt, tools and call_tool) except the resume check, which calls the
-client's own `resumable_sse` with a task id, as the client does itself after a stream is cut. Then
-one episode through TRL 1.16.0's ORS adapter (OpenRewardSpec's environment_factory and reward_funcs,
-as GRPOTrainer calls them). Prints one JSON line of what it saw; any failed check exits non-zero.
+splits and tasks, Session's prompt, tools, call_tool and score_group; AsyncOpenReward for calls sent
+at once on one session) except the resume check, which calls the client's own `resumable_sse` with a
+task id, as the client does itself after a stream is cut. Then one episode through TRL 1.16.0's ORS
+adapter (OpenRewardSpec's environment_factory and reward_funcs, as GRPOTrainer calls them). Prints
+one JSON line of what it saw; any failed check exits non-zero.
 """
 
 import asyncio
@@ -18,9 +19,10 @@ os.environ.setdefault("OPENREWARD_DISABLE_UPDATE_CHECK", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 import aiohttp  # noqa: E402
-from openreward import OpenReward  # noqa: E402
+from openreward import AsyncOpenReward, GroupCandidate, Message, OpenReward  # noqa: E402
 from openreward.api._session.http import AuthenticationError, resumable_sse, set_retry_policy  # noqa: E402
 from openreward.api.environments.client import Task  # noqa: E402
+from openreward.api.environments.types import TextBlock  # noqa: E402
 from openreward.api.errors import ToolCallError  # noqa: E402
 
 BASE = sys.argv[1].rstrip("/")
@@ -116,6 +118,47 @@ def tool_math(seen: dict) -> None:
         seen["tool_math_reward"] = out.reward
 
 
+def score_group(seen: dict) -> None:
+    # Group scoring on a session: candidates scored as answers to its task, together (group
+    # rewards see them all), without taking a step; the session's own call then scores the same.
+    env = client.environments.get("reverse-text", base_url=BASE)
+    with env.session(split="train", index=1) as session:
+        assert session.supports_score_group() is True
+        prompt = session.get_messages(format="openai")[-1]["content"]
+        right = f"<answer>{prompt[::-1]}</answer>"
+        candidates = [
+            GroupCandidate(messages=[Message(role="assistant", blocks=[TextBlock(text=right)])], metadata={"rollout": 7}),
+            [Message(role="user", blocks=[TextBlock(text=prompt)]), Message(role="assistant", blocks=[TextBlock(text="<answer>nope</answer>")])],
+        ]
+        scores = session.score_group(candidates)
+        assert len(scores) == 2 and abs(scores[0].reward - 1.2) < 1e-9 and scores[1].reward < scores[0].reward, scores
+        assert scores[0].metadata["candidate"] == {"rollout": 7} and scores[0].metadata["score"]["reward"] == scores[0].reward, scores[0]
+        out = session.call_tool("respond", {"content": right})
+        assert out.metadata["turn"] == 1 and abs(out.reward - scores[0].reward) < 1e-9, out
+        seen["score_group"] = [s.reward for s in scores]
+
+
+async def concurrent_calls(seen: dict) -> None:
+    # Three calls sent at once on one session (the first one's tool slowest, so the others arrive
+    # while it runs) are taken one after the other, each its own turn, and the session stays
+    # usable: a call failed on the stream would mark it dead. test-slow-tool is
+    # test/fixtures/slow-tool-env.js, which the test serves beside the built-in environments.
+    api = AsyncOpenReward(api_key=KEY, base_url=BASE).environments
+    try:
+        env = api.get("test-slow-tool", base_url=BASE)
+        async with env.session(split="train", index=0) as session:
+            calls = [session.call_tool("wait", {"ms": ms, "label": f"call {i}"}) for i, ms in enumerate((300, 50, 0))]
+            outs = await asyncio.gather(*calls)
+            assert [text_of(o.blocks) for o in outs] == ["call 0", "call 1", "call 2"], outs
+            turns = [o.metadata["turn"] for o in outs]
+            assert sorted(turns) == [1, 2, 3], turns
+            out = await session.call_tool("respond", {"content": "<answer>done</answer>"})
+            assert out.finished and out.reward == 1 and out.metadata["turn"] == 4, out
+            seen["concurrent_turns"] = sorted(turns)
+    finally:
+        await api.aclose()
+
+
 async def resume(sid: str, env_id: str, body: dict, task_id: str) -> dict:
     async with aiohttp.ClientSession(base_url=BASE) as http:
         set_retry_policy(http, "env-server")
@@ -171,6 +214,8 @@ seen: dict = {}
 reverse_text(seen)
 tic_tac_toe(seen)
 tool_math(seen)
+score_group(seen)
+asyncio.run(concurrent_calls(seen))
 errors(seen)
 trl_adapter(seen)
 client.close()

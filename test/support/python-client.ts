@@ -40,14 +40,14 @@ export interface ServerPair {
   readonly keyed: ChildServer;
 }
 
-/** Starts an open and a keyed Node server before the enclosing describe's tests, stops them after. */
-export function serverPair(prefix: string, keys: string): ServerPair {
+/** Starts an open and a keyed Node server before the enclosing describe's tests, stops them after; `args` go to both (`--env` a fixture). */
+export function serverPair(prefix: string, keys: string, args: string[] = []): ServerPair {
   const pair = {} as { dir: string; open: ChildServer; keyed: ChildServer };
   beforeAll(async () => {
     pair.dir = mkdtempSync(join(tmpdir(), prefix));
     [pair.open, pair.keyed] = await Promise.all([
-      startNodeServer({ db: join(pair.dir, "open.db") }),
-      startNodeServer({ db: join(pair.dir, "keyed.db"), env: { EDGEGYM_API_KEYS: keys } }),
+      startNodeServer({ db: join(pair.dir, "open.db"), args }),
+      startNodeServer({ db: join(pair.dir, "keyed.db"), args, env: { EDGEGYM_API_KEYS: keys } }),
     ]);
   }, 90_000);
   afterAll(async () => {

@@ -1,13 +1,48 @@
 import { contentText, type AssistantMessage, type ChatMessage, type Episode, type StepResponse } from "../../protocol/index.js";
-import { orsToolSpec, respondTool, type OrsCreate, type OrsListTools, type OrsMessage, type OrsRunToolOutput, type OrsTextBlock, type OrsToolCall, type OrsToolSpec } from "../../protocol/ors.js";
+import {
+  orsToolSpec,
+  respondTool,
+  type OrsCreate,
+  type OrsListTools,
+  type OrsMessage,
+  type OrsRunToolOutput,
+  type OrsScoreGroup,
+  type OrsScoreGroupOutput,
+  type OrsTextBlock,
+  type OrsToolCall,
+  type OrsToolSpec,
+} from "../../protocol/ors.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
 import type { Tenant } from "../tenants/keys.js";
+import { scoreCandidates, scoresGroups } from "./ors-score-group.js";
 import { checkSplit, taskAt } from "./ors-tasks.js";
+import { SessionQueue } from "./session-queue.js";
 import { fresh, issuedTo } from "./session-id.js";
 
 /** A prepared tool call: the task id to announce first, then the step (or an answer that needs none). */
-export type PreparedCall = { taskId: string; run: () => Promise<OrsRunToolOutput> };
+type PreparedCall = { taskId: string; run: () => Promise<OrsRunToolOutput> };
+
+/** What a call's stream gives the call while it runs. */
+export interface CallStream {
+  /** Sends a task id (the client's resume token) before the step it names starts; a later one replaces it. */
+  announce(taskId: string): Promise<void>;
+  /** Whether the client has gone away: a call that has not started then never starts. */
+  gone(): boolean;
+}
+
+/** A tool call checked before its stream opens (an unknown session is an HTTP error); `run` takes its turn and answers, or `undefined` when it never started. */
+export interface OrsCall {
+  run(stream: CallStream): Promise<OrsRunToolOutput | undefined>;
+}
+
+/** A group scoring checked before its stream opens; `run` scores. */
+export interface OrsGroupScoring {
+  run(): Promise<OrsScoreGroupOutput>;
+}
+
+/** How often a call moves on to the next turn when calls in other processes keep taking its turn first. */
+const MAX_TURN_MOVES = 32;
 
 /** The reply tool's name: `respond`, unless the environment has a tool of that name. */
 export function respondName(tools: readonly { function: { name: string } }[]): string {
@@ -29,10 +64,14 @@ const sessionExists = () => new ApiError("invalid_request", "Session already exi
 /**
  * ORS sessions over edgegym's durable episodes: the session id is the episode id, each
  * tool call is one native step (same turn check, same stored reply on a retry), and the
- * reward is the stored rubric score, computed once when the episode ends. Nothing is held
- * in memory between requests, so any process serves any call of any session.
+ * reward is the stored rubric score, computed once when the episode ends. Nothing of a
+ * session is held in memory between requests (only the order of its calls in flight,
+ * session-queue.ts), so any process serves any call of any session.
  */
 export class OrsSessions {
+  /** Calls on one session, one at a time in this process (session-queue.ts). */
+  private readonly queue = new SessionQueue();
+
   constructor(private readonly service: EpisodeService) {}
 
   /** The episode's head (turn 0's messages only): where it stands, its tools and its prompt. */
@@ -102,14 +141,15 @@ export class OrsSessions {
 
   /** GET /{env}/tools: the environment's tools and the reply tool. */
   tools(envId: string): OrsListTools {
-    const defs = this.service.env(envId).toolDefinitions();
-    return listTools([...defs.map(orsToolSpec), respondTool(respondName(defs))]);
+    const env = this.service.env(envId);
+    const defs = env.toolDefinitions();
+    return listTools([...defs.map(orsToolSpec), respondTool(respondName(defs))], scoresGroups(env));
   }
 
   /** GET /{env}/task_tools: the session's own tools (an environment may give each task its own) and the reply tool. */
   async taskTools(viewer: Tenant, sid: string, envId: string | undefined): Promise<OrsListTools> {
     const episode = await this.head(viewer, sid, envId);
-    return listTools([...episode.tools.map(orsToolSpec), respondTool(respondName(episode.tools))]);
+    return listTools([...episode.tools.map(orsToolSpec), respondTool(respondName(episode.tools))], scoresGroups(this.service.env(episode.env_id)));
   }
 
   /** GET /{env}/prompt: the opening messages' text, one block each (system prompt first). */
@@ -125,11 +165,58 @@ export class OrsSessions {
   }
 
   /**
-   * POST /{env}/call, checked before the stream opens (an unknown session is an HTTP error).
-   * Without `task_id` the call is the episode's next turn; with one it is that turn again,
-   * which answers the stored reply when it was applied and applies it once when it was not.
+   * POST /{env}/call. Checked before the stream opens; then it waits for the calls on the
+   * same session that came first in this process (the client may send several at once), so
+   * each takes the turn after the one before it: the reference server runs them side by side
+   * on its live session object, and a durable turn is taken once, so here they queue. A call
+   * that another process beat to its turn was not applied: it takes the next turn and
+   * announces that turn's task id. A resume (`task_id`) never moves.
    */
-  async prepareCall(viewer: Tenant, sid: string, envId: string | undefined, call: OrsToolCall): Promise<PreparedCall> {
+  async openCall(viewer: Tenant, sid: string, envId: string | undefined, call: OrsToolCall): Promise<OrsCall> {
+    const checked = await this.prepareCall(viewer, sid, envId, call);
+    return {
+      run: async (stream) => {
+        const slot = await this.queue.enter(sid);
+        try {
+          // Calls ahead of this one moved the episode on: its turn is read again.
+          let prepared = slot.waited ? undefined : checked;
+          for (let moves = 0; ; moves++) {
+            // A client gone before the step starts never reads its answer: the step is not taken (a re-send without a task id is a call of its own).
+            if (stream.gone()) return undefined;
+            prepared ??= await this.prepareCall(viewer, sid, envId, call);
+            await stream.announce(prepared.taskId);
+            try {
+              return await prepared.run();
+            } catch (err) {
+              if (call.task_id != null || moves >= MAX_TURN_MOVES || !(err instanceof ApiError && err.code === "turn_conflict")) throw err;
+              prepared = undefined;
+            }
+          }
+        } finally {
+          slot.leave();
+        }
+      },
+    };
+  }
+
+  /**
+   * POST /{env}/score_group: the candidates scored against the session's task
+   * (ors-score-group.ts). Checked before the stream opens: an unknown session, or an
+   * environment that cannot score a transcript alone, is a 404 as the reference answers.
+   */
+  async scoreGroup(viewer: Tenant, sid: string, envId: string | undefined, body: OrsScoreGroup): Promise<OrsGroupScoring> {
+    const head = await this.head(viewer, sid, envId);
+    const env = this.service.env(head.env_id);
+    if (!scoresGroups(env)) throw new ApiError("route_not_found", `Environment ${JSON.stringify(env.id)} does not implement score_group: its episodes own a sandbox, which a candidate's transcript does not carry`);
+    return { run: () => scoreCandidates(env, head, body.candidates) };
+  }
+
+  /**
+   * A call's turn and task id, read from the episode now. Without `task_id` the call is the
+   * episode's next turn; with one it is that turn again, which answers the stored reply when
+   * it was applied and applies it once when it was not.
+   */
+  private async prepareCall(viewer: Tenant, sid: string, envId: string | undefined, call: OrsToolCall): Promise<PreparedCall> {
     const episode = await this.head(viewer, sid, envId);
     let turn = episode.turn;
     if (call.task_id != null) {
@@ -180,8 +267,8 @@ export class OrsSessions {
   }
 }
 
-function listTools(tools: OrsToolSpec[]): OrsListTools {
-  return { tools, terminal_tool: null, supports_score_group: false, message_block_types: ["text"] };
+function listTools(tools: OrsToolSpec[], supportsScoreGroup: boolean): OrsListTools {
+  return { tools, terminal_tool: null, supports_score_group: supportsScoreGroup, message_block_types: ["text"] };
 }
 
 /** What the episode opened with: `head` reads turn 0 alone, so its messages are exactly those. */

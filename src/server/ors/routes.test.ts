@@ -1,5 +1,12 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { inProcessApp } from "../../../test/support/in-process.js";
+import { builtinEnvs, defineRubric, defineTool, EnvRegistry, rowsDataset, toolEnv } from "../../envs/index.js";
+import { createApp } from "../app.js";
+import { openNodeDatabase } from "../db/node-sqlite.js";
 import { chunkText } from "./routes.js";
 
 // The ORS routes in-process: answers in the shapes the `openreward` client reads, a session
@@ -42,7 +49,8 @@ async function events(res: Response): Promise<[string, string][]> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function streamed(res: Response): Promise<{ taskId: string | undefined; result: any; error: string | undefined }> {
   const list = await events(res);
-  const taskId = list.find(([e]) => e === "task_id")?.[1];
+  // The last one: a later task id replaces an earlier one, as in the client.
+  const taskId = list.filter(([e]) => e === "task_id").at(-1)?.[1];
   const error = list.find(([e]) => e === "error")?.[1];
   const body = list.filter(([e]) => e === "chunk" || e === "end").map(([, d]) => d).join("");
   return { taskId, result: body ? JSON.parse(body) : undefined, error };
@@ -65,6 +73,40 @@ const call = (a: App, env: string, sid: string, name: string, input: unknown, ex
   a.raw("POST", `/${env}/call`, { name, input, ...extra }, { "x-session-id": sid });
 
 const reverse = (s: string) => Array.from(s).reverse().join("");
+
+/** A tool that takes `ms` to answer `label`, and a group reward: 1 for an answer no other candidate gave. */
+const slowTool = toolEnv({
+  id: "test-slow-tool",
+  version: "1.0.0",
+  description: "A tool that waits, then answers its label.",
+  tools: [
+    defineTool({
+      name: "wait",
+      description: "Waits ms milliseconds, then answers label.",
+      parameters: z.object({ ms: z.number().int().min(0).max(1000), label: z.string() }).strict(),
+      run: async ({ ms, label }) => {
+        await new Promise((r) => setTimeout(r, ms));
+        return label;
+      },
+    }),
+  ],
+  maxTurns: 10,
+  dataset: rowsDataset({ train: [{ prompt: "Wait, then answer.", answer: "done" }] }),
+  rubric: defineRubric([{ name: "answered", weight: 1, fn: ({ completion, answer, parser }) => Number(parser.parseAnswer(completion) === answer) }], {
+    groupRewards: [{ name: "unique", weight: 0, fn: (g) => g.map((x, i) => Number(g.every((y, j) => j === i || JSON.stringify(y.completion) !== JSON.stringify(x.completion)))) }],
+  }),
+});
+
+/** An environment whose episodes own something outside the database (as a sandboxed one does). */
+const boxed = toolEnv({
+  id: "test-boxed",
+  version: "1.0.0",
+  description: "Owns a resource per episode.",
+  tools: [],
+  episodeResources: { release: async () => undefined },
+  dataset: rowsDataset({ train: [{ prompt: "Hi.", answer: "hi" }] }),
+  rubric: defineRubric([{ name: "any", weight: 1, fn: () => 1 }]),
+});
 
 describe("ORS routes", () => {
   it("lists environments, splits and tasks as the reference server does", async () => {
@@ -97,7 +139,7 @@ describe("ORS routes", () => {
     ]);
     const tools = await (await a.raw("GET", "/tool-math/tools")).json();
     expect(tools.tools.map((t: { name: string }) => t.name)).toEqual(["calculator", "respond"]);
-    expect(tools).toMatchObject({ terminal_tool: null, supports_score_group: false, message_block_types: ["text"] });
+    expect(tools).toMatchObject({ terminal_tool: null, supports_score_group: true, message_block_types: ["text"] });
     expect(await (await a.raw("GET", "/version")).json()).toEqual({ version: expect.any(String), build_sha: null });
   });
 
@@ -203,7 +245,7 @@ describe("ORS routes", () => {
     const overrides = await a.raw("POST", "/create_session", { env: { OPENAI_API_KEY: "x" } });
     expect(overrides.status).toBe(400);
     const group = await a.raw("POST", "/reverse-text/score_group", { candidates: [] }, { "x-session-id": "ep_0123456789abcdef0123456789abcdef" });
-    expect(group.status).toBe(404);
+    expect([group.status, (await group.json()).code]).toEqual([404, "episode_not_found"]);
     const method = await a.raw("GET", "/reverse-text/call");
     expect([method.status, (await method.json()).code]).toEqual([405, "method_not_allowed"]);
   });
@@ -294,6 +336,103 @@ describe("ORS routes", () => {
     const ok = await a.raw("POST", "/create", { env_name: "reverse-text", split: "train", index: 0 }, { "x-session-id": sid });
     expect([ok.status, await ok.json()]).toEqual([200, { sid }]);
     expect((await a.call("GET", `/v1/episodes/${sid}`)).json.episode_id).toBe(sid);
+  });
+
+  it("score_group scores candidates as answers to the session's task, together, without a step", async () => {
+    const a = app({ envs: [...builtinEnvs, slowTool, boxed] });
+    const sid = await openSession(a, "reverse-text", { split: "train", index: 0 });
+    const messages = await (await a.raw("GET", "/reverse-text/messages", undefined, { "x-session-id": sid })).json();
+    const prompt = messages.at(-1).blocks[0].text as string;
+    const right = `<answer>${reverse(prompt)}</answer>`;
+    const said = (text: string) => ({ role: "assistant", blocks: [{ type: "text", text, detail: null }], detail: null });
+    const res = await a.raw(
+      "POST",
+      "/reverse-text/score_group",
+      // The client's wire: a candidate with its metadata; one repeating the prompt first; one with no answer at all.
+      { candidates: [{ messages: [said(right)], metadata: { rollout: 1 } }, { messages: [{ role: "user", blocks: [{ type: "text", text: prompt }] }, said("<answer>nope</answer>")], metadata: null }, { messages: [] }] },
+      { "x-session-id": sid },
+    );
+    const { taskId, result, error } = await streamed(res);
+    expect([taskId, error]).toEqual(["score_group", undefined]);
+    expect(result.scores).toHaveLength(3);
+    expect(result.scores[0]).toMatchObject({ reward: expect.closeTo(1.2, 10), metadata: { candidate: { rollout: 1 }, score: { reward: result.scores[0].reward } } });
+    expect(result.scores[1].reward).toBeLessThan(result.scores[0].reward);
+    expect(result.scores[1].metadata.candidate).toBeNull();
+    expect(result.scores[2].reward).toBe(0);
+    // No step was taken; the session's own call with the same answer scores the same.
+    expect((await a.call("GET", `/v1/episodes/${sid}`)).json.turn).toBe(0);
+    const own = await streamed(await call(a, "reverse-text", sid, "respond", { content: right }));
+    expect(own.result.output.reward).toBe(result.scores[0].reward);
+
+    // Group rewards see the whole group: two equal answers are not unique, the third is.
+    const slow = await openSession(a, "test-slow-tool", { split: "train", index: 0 });
+    const group = await streamed(await a.raw("POST", "/test-slow-tool/score_group", { candidates: [[said("a")], [said("a")], [said("b")]].map((m) => ({ messages: m })) }, { "x-session-id": slow }));
+    expect(group.result.scores.map((s: { metadata: { score: { metrics: Record<string, number> } } }) => s.metadata.score.metrics.unique)).toEqual([0, 0, 1]);
+
+    // Only text blocks are taken (message_block_types), checked before any stream, as FastAPI's 422.
+    const rich = await a.raw("POST", "/reverse-text/score_group", { candidates: [{ messages: [{ role: "assistant", blocks: [{ type: "reasoning", text: "hm" }] }] }] }, { "x-session-id": sid });
+    expect(rich.status).toBe(422);
+    // An environment whose episodes own a sandbox cannot score a transcript alone: unsupported, as the reference says it.
+    const tools = await (await a.raw("GET", "/test-boxed/tools")).json();
+    expect(tools.supports_score_group).toBe(false);
+    const boxedSid = await openSession(a, "test-boxed", { split: "train", index: 0 });
+    const refused = await a.raw("POST", "/test-boxed/score_group", { candidates: [] }, { "x-session-id": boxedSid });
+    expect([refused.status, (await refused.json()).detail]).toEqual([404, expect.stringContaining("does not implement score_group")]);
+  });
+
+  it("calls sent at once on one session are taken one after the other, each its own turn", async () => {
+    const a = app({ envs: [...builtinEnvs, slowTool] });
+    const sid = await openSession(a, "test-slow-tool", { split: "train", index: 0 });
+    // The first call's tool is the slowest, so without a queue the others would read turn 0 while it runs.
+    const answers = await Promise.all([150, 20, 0].map((ms, i) => Promise.resolve(call(a, "test-slow-tool", sid, "wait", { ms, label: `call ${i}` })).then(streamed)));
+    expect(answers.map((r) => r.error)).toEqual([undefined, undefined, undefined]);
+    expect(answers.map((r) => [r.taskId, r.result.output.metadata.turn, r.result.output.blocks[0].text])).toEqual([
+      ["turn-0", 1, "call 0"],
+      ["turn-1", 2, "call 1"],
+      ["turn-2", 3, "call 2"],
+    ]);
+    // A resume of one of them still answers its own stored step.
+    const again = await streamed(await call(a, "test-slow-tool", sid, "wait", { ms: 20, label: "call 1" }, { task_id: "turn-1" }));
+    expect(again.result).toEqual(answers[1]?.result);
+    expect((await a.call("GET", `/v1/episodes/${sid}`)).json.turn).toBe(3);
+  });
+
+  it("a queued call whose client went away before it started is never applied", async () => {
+    const a = app({ envs: [...builtinEnvs, slowTool] });
+    const sid = await openSession(a, "test-slow-tool", { split: "train", index: 0 });
+    const first = Promise.resolve(call(a, "test-slow-tool", sid, "wait", { ms: 200, label: "kept" })).then(streamed);
+    const leaving = new AbortController();
+    const queued = await a.app.request(`/test-slow-tool/call`, { method: "POST", headers: { "content-type": "application/json", "x-session-id": sid }, body: JSON.stringify({ name: "wait", input: { ms: 0, label: "dropped" } }), signal: leaving.signal });
+    leaving.abort();
+    await queued.body?.cancel().catch(() => undefined);
+    expect((await first).result.output.metadata.turn).toBe(1);
+    await new Promise((r) => setTimeout(r, 50));
+    const episode = (await a.call("GET", `/v1/episodes/${sid}`)).json;
+    expect(episode.turn).toBe(1);
+    const next = await streamed(await call(a, "test-slow-tool", sid, "wait", { ms: 0, label: "next" }));
+    expect([next.taskId, next.result.output.metadata.turn]).toEqual(["turn-1", 2]);
+  });
+
+  it("calls at once on one session through two processes (one database) each take a turn: the one beaten to its turn takes the next", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-ors-two-"));
+    const opened = [openNodeDatabase(join(dir, "db.sqlite")), openNodeDatabase(join(dir, "db.sqlite"))];
+    try {
+      const [one, two] = opened.map((database) => createApp({ db: database.db, registry: new EnvRegistry("node", [...builtinEnvs, slowTool]), config: {} }).app);
+      const raw = (target: NonNullable<typeof one>, path: string, body: unknown, sid?: string) =>
+        target.request(path, { method: "POST", headers: { "content-type": "application/json", ...(sid ? { "x-session-id": sid } : {}) }, body: JSON.stringify(body) });
+      const sid = (await events(await raw(one!, "/create_session", {})))[0]?.[1] ?? "";
+      expect((await raw(one!, "/create", { env_name: "test-slow-tool", split: "train", index: 0 }, sid)).status).toBe(200);
+      // Both read turn 0; the faster tool commits turn 0 first, and the slower call moves to turn 1.
+      const [slow, fast] = await Promise.all([
+        Promise.resolve(raw(one!, "/test-slow-tool/call", { name: "wait", input: { ms: 150, label: "slow" } }, sid)).then(streamed),
+        Promise.resolve(raw(two!, "/test-slow-tool/call", { name: "wait", input: { ms: 0, label: "fast" } }, sid)).then(streamed),
+      ]);
+      expect([fast.error, fast.taskId, fast.result.output.metadata.turn]).toEqual([undefined, "turn-0", 1]);
+      expect([slow.error, slow.taskId, slow.result.output.metadata.turn, slow.result.output.blocks[0].text]).toEqual([undefined, "turn-1", 2, "slow"]);
+    } finally {
+      for (const database of opened) database.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("chunks never split a surrogate pair", () => {

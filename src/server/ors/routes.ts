@@ -1,14 +1,14 @@
 import type { Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { z } from "zod";
-import { OrsCreate, OrsCreateSessionBody, OrsGetTask, OrsGetTaskRange, OrsSplitQuery, OrsToolCall } from "../../protocol/ors.js";
+import { OrsCreate, OrsCreateSessionBody, OrsGetTask, OrsGetTaskRange, OrsScoreGroup, OrsSplitQuery, OrsToolCall } from "../../protocol/ors.js";
 import { EngineError } from "../../envs/index.js";
 import type { AppEnv, ServerConfig } from "../context.js";
 import type { EpisodeService } from "../episode-service.js";
 import { ApiError } from "../errors.js";
 import { validationDetail } from "../openenv/errors.js";
 import { allTasks, checkSplit, orsSplits, taskAt, taskCount, taskRange } from "./ors-tasks.js";
-import { OrsSessions, type PreparedCall } from "./ors-sessions.js";
+import { OrsSessions } from "./ors-sessions.js";
 import { newSessionId } from "./session-id.js";
 
 /** Routes at the server root, as ORS lays them out (the client's base URL is a bare origin). */
@@ -77,24 +77,36 @@ function streamError(err: unknown, requestId: string): string {
   return `internal_error: internal error; request id ${requestId} identifies it in the server log`;
 }
 
-/** POST /{env}/call's stream: the task id first, comment pings while the step runs, then the answer in chunks (or an error event). */
-function callStream(c: Context<AppEnv>, call: PreparedCall): Response {
+/**
+ * A task's stream (POST /{env}/call, /{env}/score_group), as the reference server streams
+ * one: comment pings from the start (the client gives up on a stream silent for 30 s, and a
+ * call may wait for the session's earlier calls), the task id `work` announces before its
+ * work starts, then the answer in chunks, or an error event. `work` answers `undefined`
+ * when it never started because the client went away.
+ */
+function taskStream(c: Context<AppEnv>, work: (announce: (taskId: string) => Promise<void>, gone: () => boolean) => Promise<unknown>): Response {
   return streamSSE(c, async (stream) => {
-    await stream.writeSSE({ event: "task_id", data: call.taskId });
     const ping = setInterval(() => void stream.write(": ping\n\n").catch(() => undefined), PING_MS);
-    let result: string;
+    let result: unknown;
     try {
-      result = JSON.stringify(await call.run());
+      result = await work(
+        (taskId) => stream.writeSSE({ event: "task_id", data: taskId }),
+        () => stream.aborted || c.req.raw.signal.aborted,
+      );
     } catch (err) {
       await stream.writeSSE({ event: "error", data: streamError(err, c.get("requestId")) });
       return;
     } finally {
       clearInterval(ping);
     }
-    const pieces = chunkText(result, CHUNK_CHARS);
+    if (result === undefined) return;
+    const pieces = chunkText(JSON.stringify(result), CHUNK_CHARS);
     for (let i = 0; i < pieces.length; i++) await stream.writeSSE({ event: i === pieces.length - 1 ? "end" : "chunk", data: pieces[i] ?? "" });
   });
 }
+
+/** Group scoring reads and stores nothing of the session, so its task id names nothing to resume: a resume scores again. */
+const SCORE_GROUP_TASK_ID = "score_group";
 
 /**
  * Every environment on the Open Reward Standard wire, at the server root: list
@@ -180,13 +192,21 @@ export function registerOrsRoutes(app: Hono<AppEnv>, service: EpisodeService, co
       const env = envName(c);
       const body = await readBody(c, OrsToolCall);
       if (!body.ok) return body.res;
-      return callStream(c, await sessions.prepareCall(c.get("tenant"), sid, env, body.data));
+      const call = await sessions.openCall(c.get("tenant"), sid, env, body.data);
+      return taskStream(c, (announce, gone) => call.run({ announce, gone }));
     });
 
-    // Group scoring is not served: 404 before any stream, which the client reads as "unsupported".
-    app.post(`${prefix}/score_group`, (c) => {
-      const env = service.env(envName(c));
-      throw new ApiError("route_not_found", `Environment ${JSON.stringify(env.id)} does not implement score_group`);
+    // An environment that cannot score a transcript alone answers 404 before any stream, which the client reads as "unsupported".
+    app.post(`${prefix}/score_group`, async (c) => {
+      const sid = sessionId(c);
+      const env = envName(c);
+      const body = await readBody(c, OrsScoreGroup);
+      if (!body.ok) return body.res;
+      const scoring = await sessions.scoreGroup(c.get("tenant"), sid, env, body.data);
+      return taskStream(c, async (announce) => {
+        await announce(SCORE_GROUP_TASK_ID);
+        return scoring.run();
+      });
     });
   }
 }
