@@ -4,7 +4,9 @@
  *
  *   1. cold reset to first command reply: edgegym `POST …/episodes` then a `bash` step `true`;
  *      verifiers `DockerRuntime.start()` then `run(["true"])` (the image exists, the
- *      container is new). There is no warm pool in edgegym yet, so no warm figure.
+ *      container is new); and warm: a second edgegym server (its own database) with
+ *      EDGEGYM_SANDBOX_WARM=2, each reset claiming a started box (verifiers' Docker runtime
+ *      has no pool, so its cold figure is the comparison).
  *   2. per-command overhead: `true` through each, and raw `docker exec C true` (the CLI) on
  *      each one's container, interleaved; ratios to the raw exec.
  *   3. Harbor's oracle trial (create, solution/ uploaded and solve.sh run, tests/test.sh,
@@ -89,6 +91,8 @@ const runId = `edgegym-bench-sandbox-${process.pid}-${Date.now()}`;
 const load0 = loadavg();
 const started = performance.now();
 let server: RunningServer | undefined;
+let warmServer: RunningServer | undefined;
+let warmDbLabel: string | undefined;
 let vf: VerifiersDockerRuntime | undefined;
 let dbLabel: string | undefined;
 let cleaned = false;
@@ -98,8 +102,9 @@ async function cleanup(): Promise<void> {
   cleaned = true;
   await vf?.stop().catch(() => undefined);
   await server?.close().catch(() => undefined);
+  await warmServer?.close().catch(() => undefined);
   let removed = 0;
-  for (const label of [`verifiers.run=${runId}`, ...(dbLabel ? [`edgegym.db=${dbLabel}`] : [])]) removed += removeLabelled(label);
+  for (const label of [`verifiers.run=${runId}`, ...[dbLabel, warmDbLabel].flatMap((l) => (l ? [`edgegym.db=${l}`] : []))]) removed += removeLabelled(label);
   if (removed) console.error(`removed ${removed} container(s) the run left`);
   rmSync(dir, { recursive: true, force: true });
 }
@@ -158,6 +163,42 @@ try {
     for (const step of r % 2 ? [verifiersFirst, edgegymFirst] : [edgegymFirst, verifiersFirst]) await step();
   }
   console.log(`cold: ${ROUNDS} rounds done (${Math.round((performance.now() - started) / 1000)} s)`);
+
+  // 1b. Warm: a server of its own keeps two started boxes per task; each round waits until the pool is full again, as a trainer's next reset would find it.
+  const warm = { eg: [] as number[], egReset: [] as number[] };
+  {
+    const warmDb = join(dir, "warm.db");
+    warmServer = await startNodeServer({ port: 0, host: "127.0.0.1", dbPath: warmDb, reapIntervalMs: 0, harborDirs: [FIXTURES], config: { sandboxMaxLive: 64, sandboxWarm: 2 } });
+    warmDbLabel = databaseLabel(warmDb);
+    const pooled = new HarborEpisodes(warmServer.url);
+    const unclaimed = (): number =>
+      execFileSync("docker", ["ps", "--filter", `label=edgegym.db=${warmDbLabel}`, "--filter", "label=edgegym.role=warm", "--filter", `label=edgegym.task=edgegym/${CONCURRENT_TASK}`, "--filter", "status=running", "--format", "{{.Names}}"], { encoding: "utf8" })
+        .split("\n")
+        .filter((name) => name.startsWith("edgegym-warm-")).length;
+    const poolFull = async (): Promise<void> => {
+      const until = Date.now() + 60_000;
+      while (unclaimed() < 2) {
+        if (Date.now() > until) throw new Error("the warm pool did not fill in 60 s");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    for (let r = 0; r < ROUNDS + 1; r++) {
+      await poolFull();
+      const t0 = performance.now();
+      const id = await pooled.reset(CONCURRENT_TASK);
+      const resetMs = performance.now() - t0;
+      await pooled.bash(id, 0, "true");
+      // The first round warms the server's own paths (database, image lookup), as the cold rounds' warm-up did.
+      if (r > 0) {
+        warm.egReset.push(resetMs);
+        warm.eg.push(performance.now() - t0);
+      }
+      await pooled.close(id);
+    }
+    await warmServer.close();
+    warmServer = undefined;
+  }
+  console.log(`warm: ${ROUNDS} rounds done (${Math.round((performance.now() - started) / 1000)} s)`);
 
   // 2. Per-command overhead, interleaved in a rotating order.
   const cmd = { eg: [] as number[], vf: [] as number[], rawEg: [] as number[], rawVf: [] as number[] };
@@ -247,7 +288,8 @@ try {
     `| cold: new container, then \`true\` answered | ${fmt(p50(cold.eg))} / ${fmt(p90(cold.eg))} | ${fmt(p50(cold.vf))} / ${fmt(p90(cold.vf))} | ${ratio(p50(cold.eg), p50(cold.vf))} | ${ROUNDS} |`,
     `| of which reset / \`start()\` alone | ${fmt(p50(cold.egReset))} / ${fmt(p90(cold.egReset))} | ${fmt(p50(cold.vfCreate))} / ${fmt(p90(cold.vfCreate))} | ${ratio(p50(cold.egReset), p50(cold.vfCreate))} | ${ROUNDS} |`,
     `| close / \`stop()\` (container removed) | ${fmt(p50(cold.egClose))} / ${fmt(p90(cold.egClose))} | ${fmt(p50(cold.vfDestroy))} / ${fmt(p90(cold.vfDestroy))} | ${ratio(p50(cold.egClose), p50(cold.vfDestroy))} | ${ROUNDS} |`,
-    "| warm: container from a pool | not measurable: edgegym has no warm pool yet | none in verifiers' Docker runtime | – | – |",
+    `| warm: a started box claimed from the pool (EDGEGYM_SANDBOX_WARM=2), then \`true\` answered | ${fmt(p50(warm.eg))} / ${fmt(p90(warm.eg))} | no pool: cold above, ${fmt(p50(cold.vf))} | ${ratio(p50(warm.eg), p50(cold.vf))} | ${ROUNDS} |`,
+    `| of which reset alone (claim) | ${fmt(p50(warm.egReset))} / ${fmt(p90(warm.egReset))} | – | – | ${ROUNDS} |`,
     "",
     `| 2. per command, \`true\` (${COMMANDS} each, interleaved) | p50 | p90 | ÷ raw \`docker exec\` on its own container (p50) |`,
     "|---|---|---|---|",
@@ -282,7 +324,7 @@ try {
     `rewards agree (every oracle trial scored 1 on both): ${agree ? "yes" : "NO"}`,
     "",
     "issue 29's goals, against this run:",
-    `- warm reset to first reply p50 ≤ 100 ms: not measurable (no warm pool in edgegym yet); cold is ${fmt(p50(cold.eg))}`,
+    `- warm reset to first reply p50 ≤ 100 ms: ${fmt(p50(warm.eg))}, ${p50(warm.eg) <= 100 ? "met" : "not met"} (cold: ${fmt(p50(cold.eg))})`,
     `- per command ≤ 1.2× raw docker exec: ${ratio(p50(cmd.eg), p50(cmd.rawEg))}, ${p50(cmd.eg) <= 1.2 * p50(cmd.rawEg) ? "met" : "not met"}`,
     ...levels
       .filter((l) => l.system.startsWith("edgegym") && l.n === 64)

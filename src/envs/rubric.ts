@@ -102,12 +102,39 @@ function errorText(err: unknown): string {
   return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
 }
 
+/** Scores a group of rollouts with a rubric's functions somewhere else (another thread), in order. */
+export type RubricScorer = (group: readonly RewardInputs<unknown>[]) => Promise<Score[]>;
+
+const scorers = new WeakMap<object, RubricScorer>();
+
+/**
+ * A copy of `rubric` (the same rewards, for listing and hashing) whose scoring `scorer`
+ * does instead of this thread: `edgegym serve` scores a `--env` module's rubric in a
+ * worker thread it can stop (src/server/node/scoring-threads.ts).
+ */
+export function scoredBy<State>(rubric: Rubric<State>, scorer: RubricScorer): Rubric<State> {
+  const copy: Rubric<State> = { ...rubric };
+  scorers.set(copy, scorer);
+  return copy;
+}
+
+/**
+ * `count` scores of 0 whose every component carries `error` (the rubric's rewards and group
+ * rewards in order; one `score` component for a routed rubric or one without rewards): the
+ * shape of a rollout that could not be scored at all, e.g. `score_timeout: …`.
+ */
+export function unscored(rubric: Rubric<unknown>, count: number, error: string): Score[] {
+  const specs = rubric.route ? [] : [...rubric.rewards, ...(rubric.groupRewards ?? [])];
+  const parts = specs.length ? specs.map(({ name, weight }) => ({ name, weight })) : [{ name: "score", weight: 1 }];
+  return Array.from({ length: count }, () => ({ reward: 0, components: parts.map((p) => ({ ...p, score: 0, error })), metrics: {} }));
+}
+
 /**
  * Runs every reward function. One that throws or returns a non-number scores 0 and its
  * error is reported on its component, so one broken function never sinks the rollout.
  */
 export async function scoreRubric<State>(rubric: Rubric<State>, inputs: RewardInputs<State>): Promise<Score> {
-  if (rubric.groupRewards?.length || rubric.route) return (await scoreRubricGroup(rubric, [inputs]))[0] as Score;
+  if (rubric.groupRewards?.length || rubric.route || scorers.has(rubric)) return (await scoreRubricGroup(rubric, [inputs]))[0] as Score;
   return totalScore(rubric, inputs, await scoreRewards(rubric, inputs));
 }
 
@@ -149,6 +176,8 @@ function totalScore<State>(rubric: Rubric<State>, inputs: RewardInputs<State>, c
  * one finite number per rollout, scores 0 with its error on every member's component.
  */
 export async function scoreRubricGroup<State>(rubric: Rubric<State>, group: readonly RewardInputs<State>[]): Promise<Score[]> {
+  const scorer = scorers.get(rubric);
+  if (scorer) return scorer(group as readonly RewardInputs<unknown>[]);
   if (rubric.route) return scoreRouted(rubric.route, group);
   const [own, groupValues] = await Promise.all([
     startInTurns(group, (inputs) => scoreRewards(rubric, inputs)),

@@ -156,10 +156,11 @@ export type Score = z.infer<typeof Score>;
  * Codes a score component's `error` starts with (`"verifier_timeout: …"`) when the rollout
  * could not be scored at all: its 0 is not one the agent earned, so a trainer masks it and
  * an evaluation counts it as an error, apart from reward 0. Sandboxed environments report
- * these (docs/sandboxes.md); a judge failure is not one (the judge's verdict is missing, the
- * rollout itself was whole).
+ * these (docs/sandboxes.md), and `edgegym serve` reports `score_timeout` for a `--env`
+ * module's rubric that ran past its time budget (docs/authoring.md#time-budget); a judge
+ * failure is not one (the judge's verdict is missing, the rollout itself was whole).
  */
-export const SCORE_FAILURE_CODES = ["verifier_timeout", "reward_file_missing", "reward_file_empty", "reward_file_invalid", "sandbox_lost"] as const;
+export const SCORE_FAILURE_CODES = ["verifier_timeout", "reward_file_missing", "reward_file_empty", "reward_file_invalid", "sandbox_lost", "score_timeout"] as const;
 export type ScoreFailureCode = (typeof SCORE_FAILURE_CODES)[number];
 
 /** The first weighted component that failed with one of `SCORE_FAILURE_CODES`, or null. */

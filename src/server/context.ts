@@ -50,6 +50,12 @@ export interface ServerConfig {
   evalMaxRollouts: number;
   /** Serve the python environment even where only weak isolation is possible (no working bubblewrap). */
   pythonAllowWeakSandbox: boolean;
+  /** `python` jobs run at once, one interpreter process each (Node). */
+  pythonWorkers: number;
+  /** Interpreter processes kept loaded and waiting for a `python` job (Node). */
+  pythonSpares: number;
+  /** Most time one rollout's scoring may take for environments loaded from modules, which score in a thread that can be stopped (Node; src/server/node/scoring-threads.ts). */
+  scoreTimeoutMs: number;
   /**
    * How episodes are held to the environment they started on (docs/versions.md): `strict`
    * (same version and content hash), `version` (same version), `off`. Default strict.
@@ -79,10 +85,16 @@ export interface ServerConfig {
   sandboxMaxLive: number;
   /** Containers one process may create per minute (a token bucket of that size). */
   sandboxCreatesPerMinute: number;
+  /** Started, unclaimed containers kept per task image for resets to claim (0: none). */
+  sandboxWarm: number;
   /** Every sandbox runs with no network, whatever its task asks. */
   sandboxForceNoNetwork: boolean;
   /** Processes one sandbox may run at once (Harbor tasks set none). */
   sandboxPids: number;
+  /** Port of the egress proxy of `allowlist` sandboxes. */
+  sandboxEgressPort: number;
+  /** Who filters the host's ports from the egress network: the server (`iptables`) or the operator (`external`). */
+  sandboxEgressFirewall: "iptables" | "external";
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -104,6 +116,9 @@ export const DEFAULT_CONFIG: ServerConfig = {
   judges: EMPTY_JUDGE_CATALOG,
   evalMaxRollouts: 100_000,
   pythonAllowWeakSandbox: false,
+  pythonWorkers: 1,
+  pythonSpares: 1,
+  scoreTimeoutMs: 120_000,
   envVersionCheck: "strict",
   socketMaxInFlight: 256,
   socketMaxOpen: 4096,
@@ -115,8 +130,11 @@ export const DEFAULT_CONFIG: ServerConfig = {
   boundHost: null,
   sandboxMaxLive: 64,
   sandboxCreatesPerMinute: 120,
+  sandboxWarm: 0,
   sandboxForceNoNetwork: false,
   sandboxPids: 512,
+  sandboxEgressPort: 3128,
+  sandboxEgressFirewall: "iptables",
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */

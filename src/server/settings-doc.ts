@@ -5,7 +5,7 @@ const names = (row: Setting): string => [row.flag, row.variable.startsWith("(") 
 
 /** The settings part of `edgegym serve --help`: one entry each, wrapped to 80 columns; the full text in docs/configuration.md. */
 export function settingsUsage(): string {
-  const rows = ALL_SETTINGS.filter((row) => !row.variable.startsWith("("));
+  const rows = ALL_SETTINGS.filter((row) => !row.variable.startsWith("(") || row.flag !== null);
   const lines = rows.map((row) => `  ${names(row)}${row.runtimes === "both" ? "*" : row.runtimes === "worker" ? " (Worker only)" : ""} (default ${row.default}${row.fileKey ? `; config key ${row.fileKey}` : ""})`);
   return wrapText(`Settings: flags win over variables, variables over the config file (--config).
 * = a Worker var too. docs/configuration.md says what each does.
@@ -33,7 +33,6 @@ A value that does not parse stops the server at start with the setting's name.
 | flag | variable | config key | default | read by | meaning |
 |---|---|---|---|---|---|
 ${table.join("\n")}
-| \`--env\` | | | | Node | extra environment module (a path or an installed package), repeatable |
 
 Before the server answers anyone but you, read the [security model](security.md):
 API keys make tenants, quotas bound each of them, and \`python\` needs bubblewrap.

@@ -44,6 +44,14 @@ function positiveInt(variable: string): (raw: string) => number {
   };
 }
 
+function nonNegativeInt(variable: string, max: number): (raw: string) => number {
+  return (raw) => {
+    const n = /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isInteger(n) || n < 0 || n > max) throw new Error(`${variable} must be a whole number from 0 to ${max}, got "${raw}"`);
+    return n;
+  };
+}
+
 function oneOf<const T extends string>(variable: string, values: readonly T[]): (raw: string) => T {
   return (raw) => {
     if (!(values as readonly string[]).includes(raw)) throw new Error(`${variable} must be ${values.slice(0, -1).join(", ")} or ${values.at(-1)}, got "${raw}"`);
@@ -157,6 +165,11 @@ export const APP_SETTINGS: readonly Setting[] = [
     parse: positiveInt("EDGEGYM_SANDBOX_MAX_LIVE"), file: positive, apply: (c, v) => { c.sandboxMaxLive = v; },
   }),
   setting({
+    variable: "EDGEGYM_SANDBOX_WARM", fileKey: "sandbox_warm", flag: null, runtimes: "node", default: "0",
+    doc: "containers kept started and unclaimed per task image, so a reset claims one instead of creating it (a reset then answers in tens of milliseconds); they count toward `EDGEGYM_SANDBOX_MAX_LIVE` and are removed when the server stops ([sandboxes.md](sandboxes.md#warm-pool))",
+    parse: nonNegativeInt("EDGEGYM_SANDBOX_WARM", 64), file: z.number().int().min(0).max(64), apply: (c, v) => { c.sandboxWarm = v; },
+  }),
+  setting({
     variable: "EDGEGYM_SANDBOX_CREATES_PER_MINUTE", fileKey: "sandbox_creates_per_minute", flag: null, runtimes: "node", default: "120",
     doc: "containers one server process may create per minute (a token bucket, that many at once); past it a reset is `429` with `Retry-After`",
     parse: positiveInt("EDGEGYM_SANDBOX_CREATES_PER_MINUTE"), file: positive, apply: (c, v) => { c.sandboxCreatesPerMinute = v; },
@@ -165,6 +178,21 @@ export const APP_SETTINGS: readonly Setting[] = [
     variable: "EDGEGYM_SANDBOX_FORCE_NO_NETWORK", fileKey: "sandbox_force_no_network", flag: null, runtimes: "node", default: "false",
     doc: "run every sandbox with no network at all, whatever its task's `network_mode` says",
     parse: boolean("EDGEGYM_SANDBOX_FORCE_NO_NETWORK"), file: z.boolean(), apply: (c, v) => { c.sandboxForceNoNetwork = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_SANDBOX_EGRESS_PORT", fileKey: "sandbox_egress_port", flag: null, runtimes: "node", default: "3128",
+    doc: "port of the egress proxy that `allowlist` sandboxes reach the hosts their task names through, on the egress network's gateway address ([sandbox-egress.md](sandbox-egress.md))",
+    parse: (raw) => {
+      const n = Number(raw);
+      if (!/^\d+$/.test(raw) || n < 1 || n > 65535) throw new Error(`EDGEGYM_SANDBOX_EGRESS_PORT must be a port number (1 to 65535), got "${raw}"`);
+      return n;
+    },
+    file: z.number().int().min(1).max(65535), apply: (c, v) => { c.sandboxEgressPort = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_SANDBOX_EGRESS_FIREWALL", fileKey: "sandbox_egress_firewall", flag: null, runtimes: "node", default: "iptables",
+    doc: "who keeps `allowlist` sandboxes off the host's ports: `iptables` (the server installs the rules; needs root or CAP_NET_ADMIN, else such tasks are refused) or `external` (the operator did, [sandbox-egress.md](sandbox-egress.md))",
+    parse: oneOf("EDGEGYM_SANDBOX_EGRESS_FIREWALL", ["iptables", "external"] as const), file: z.enum(["iptables", "external"]), apply: (c, v) => { c.sandboxEgressFirewall = v; },
   }),
   setting({
     variable: "EDGEGYM_SANDBOX_PIDS", fileKey: "sandbox_pids", flag: null, runtimes: "node", default: "512",
@@ -209,6 +237,21 @@ export const APP_SETTINGS: readonly Setting[] = [
     variable: "EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX", fileKey: "python_allow_weak_sandbox", flag: "--allow-weak-python-sandbox", runtimes: "node", default: "off",
     doc: "serve `python` even where bubblewrap cannot isolate it (weak isolation); never on a server strangers reach ([security-python.md](security-python.md))",
     parse: boolean("EDGEGYM_PYTHON_ALLOW_WEAK_SANDBOX"), file: z.boolean(), apply: (c, v) => { c.pythonAllowWeakSandbox = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_PYTHON_WORKERS", fileKey: "python_workers", flag: null, runtimes: "node", default: "1",
+    doc: "`python` jobs (code cells) run at once, each in a sandboxed interpreter process of its own; more wait their turn ([security-python.md](security-python.md#deploying))",
+    parse: positiveInt("EDGEGYM_PYTHON_WORKERS"), file: positive, apply: (c, v) => { c.pythonWorkers = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_PYTHON_SPARES", fileKey: "python_spares", flag: null, runtimes: "node", default: "1",
+    doc: "interpreter processes kept loaded and waiting for a `python` job (about 200 MB each), so a call does not wait for one to start; `0` starts each on demand",
+    parse: nonNegativeInt("EDGEGYM_PYTHON_SPARES", 64), file: z.number().int().min(0).max(64), apply: (c, v) => { c.pythonSpares = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_SCORE_TIMEOUT_SECONDS", fileKey: "score_timeout_seconds", flag: null, runtimes: "node", default: "120",
+    doc: "time one rollout's scoring may take for environments loaded from modules (`--env ./my-env.js`; a group scored together gets this per member). Their rubrics run in a worker thread per module, so a reward function that never returns holds that thread, never the server (`/health` keeps answering); past the budget the score is 0 with `score_timeout: …` on its components (trainers mask it) and a stuck thread is stopped. Built-ins bound their own calls; on a Worker, workerd's CPU limit per request applies instead ([authoring.md](authoring.md#time-budget))",
+    parse: positiveInt("EDGEGYM_SCORE_TIMEOUT_SECONDS"), file: positive, apply: (c, v) => { c.scoreTimeoutMs = v * 1000; },
   }),
 ];
 
@@ -307,6 +350,12 @@ export const PROCESS_SETTINGS = {
       return n;
     },
     file: null,
+  }),
+  envs: typed<string[]>({
+    variable: "(flag and config file)", fileKey: "envs", flag: "--env", runtimes: "node", default: "none",
+    doc: "environments beside the built-ins, repeatable: a module (a path or an installed package), or `harbor:DIR`, a directory of Harbor task directories served as `harbor` on Docker ([sandboxes.md](sandboxes.md)). In the config file a list, e.g. `[\"harbor:./tasks\", \"./my-env.js\"]`, whose relative paths are resolved against the file's directory; `--env` flags replace it. `edgegym eval` reads it too",
+    parse: (raw) => [raw],
+    file: z.array(z.string().min(1)),
   }),
 } as const;
 

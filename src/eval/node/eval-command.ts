@@ -1,7 +1,10 @@
 import { parseArgs } from "node:util";
 import { EvalRequest } from "../../protocol/index.js";
+import { loadEnvSpecs, loadServerConfig } from "../../server/node/config.js";
+import { splitEnvSpecs } from "../../server/node/load-envs.js";
 import { cliRegistry, jsonObjectFlag as json, modelEndpoint, numberFlag as number, SHARED_OPTIONS } from "./cli-flags.js";
-import { evalToDir } from "./eval-to-dir.js";
+import { evalToDir, type EvalToDirResult } from "./eval-to-dir.js";
+import { startLocalHarbor, type LocalHarbor } from "./harbor-local.js";
 import { createProgressDisplay } from "./progress.js";
 import { formatReport } from "./report.js";
 
@@ -26,8 +29,16 @@ Scope:
       --seed N                  seeds the episodes (default 0)
       --pass-threshold X        reward that counts as a pass for pass@k (default 0.5)
       --env-module PATH         load environments from a module (repeatable)
+      --env SPEC                an environment as edgegym serve --env takes it
+                                (repeatable; default: the config file's "envs"): a
+                                module, or harbor:DIR, a directory of Harbor tasks,
+                                evaluated as env harbor
+      --config FILE             config file (default $EDGEGYM_CONFIG): envs, sandbox
+                                settings (docs/configuration.md)
 Where episodes run:
       --server URL              drive an edgegym server over HTTP (key: $EDGEGYM_API_KEY)
+                                Without it, episodes run in this process; harbor's
+                                run in Docker containers, all removed when the run ends
 Output:
   -o, --output DIR              base directory (default ./outputs); results go to
                                 DIR/evals/ENV--MODEL/RUN_ID/{results.jsonl,metadata.json}
@@ -39,7 +50,8 @@ Output:
   -v, --verbose                 print every rollout
   -h, --help
 
-Ctrl-C stops the run and saves what is done (a second Ctrl-C quits at once).`;
+Ctrl-C stops the run and saves what is done (a second Ctrl-C quits at once; with
+Harbor tasks it removes the run's containers first).`;
 
 /** `--resume=PATH` names a run; a bare `--resume` asks for the newest matching one. */
 function splitResume(argv: string[]): { argv: string[]; resume: boolean | string } {
@@ -66,6 +78,8 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
       "max-retries": { type: "string" },
       timeout: { type: "string" },
       verbose: { type: "boolean", short: "v" },
+      env: { type: "string", multiple: true },
+      config: { type: "string" },
     },
   });
   if (values.help) {
@@ -98,33 +112,71 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
 
   const { baseUrl, keyVar, apiKey } = modelEndpoint(values, env);
   if (!apiKey && values["api-key-var"]) console.error(`note: $${keyVar} is not set; sending requests without a key`);
-  const registry = await cliRegistry(values["env-module"], env);
+  // `--env` as `edgegym serve` takes it (else the config file's `envs`): modules join the registry, `harbor:DIR` is Harbor tasks.
+  const { harborDirs, modules } = splitEnvSpecs(loadEnvSpecs(values.env, env, values.config));
+  const registry = await cliRegistry([...(values["env-module"] ?? []), ...modules], env);
+  const harborHere = request.env_id === "harbor" && !values.server && !registry.get("harbor");
+  if (harborHere && !harborDirs.length) throw new Error("harbor needs its tasks: --env harbor:DIR (a directory of Harbor task directories), or --server URL of a server that serves them");
+  if (values.server && values.env?.some((spec) => spec.startsWith("harbor:"))) console.error("note: --env harbor:… is not used with --server; the server serves its own tasks");
 
   const controller = new AbortController();
+  let local: LocalHarbor | undefined;
   let interrupts = 0;
+  const quit = (code: number, why: string): void => {
+    if (!local) process.exit(code);
+    console.error(`${why}: removing this run's containers (label edgegym.db=${local.label}) first`);
+    local.removeContainers().then(
+      () => process.exit(code),
+      (err: unknown) => {
+        console.error(`edgegym eval: removing containers failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(code);
+      },
+    );
+  };
   const onSigint = (): void => {
-    if (++interrupts > 1) process.exit(130);
-    console.error("\nstopping: finished rollouts are saved; in-flight ones will rerun on --resume (Ctrl-C again to quit now)");
+    if (++interrupts > 2) process.exit(130);
+    if (interrupts > 1) return quit(130, "quitting");
+    console.error(
+      `\nstopping: finished rollouts are saved; in-flight ones will rerun on --resume${local ? "; containers being made are awaited, then removed" : ""} (Ctrl-C again to quit now)`,
+    );
     controller.abort();
   };
+  // A plain `kill` of a run with containers: they go too (without them, the default: the process ends).
+  const onSigterm = (): void => quit(143, "terminated");
   process.on("SIGINT", onSigint);
   const display = createProgressDisplay(process.stderr);
   try {
-    const result = await evalToDir({
-      request,
-      baseUrl,
-      apiKey,
-      server: values.server,
-      serverApiKey: env.EDGEGYM_API_KEY,
-      registry,
-      outputBase: values.output ?? "outputs",
-      resume,
-      signal: controller.signal,
-      display,
-      verbose: values.verbose ?? false,
-      ...(format ? { format } : {}),
-      note: (line) => console.error(line),
-    });
+    let result: EvalToDirResult;
+    try {
+      if (harborHere) {
+        const config = loadServerConfig(env, values.config);
+        local = await startLocalHarbor({ dirs: harborDirs, config, retry: { maxRetries: request.max_retries }, timeoutMs: request.timeout_seconds * 1000 });
+        process.on("SIGTERM", onSigterm);
+        console.error(`harbor: tasks run in Docker containers labelled edgegym.db=${local.label}, removed when the run ends`);
+      }
+      result = await evalToDir({
+        request,
+        baseUrl,
+        apiKey,
+        server: values.server,
+        serverApiKey: env.EDGEGYM_API_KEY,
+        registry,
+        ...(local ? { driver: local.driver } : {}),
+        outputBase: values.output ?? "outputs",
+        resume,
+        signal: controller.signal,
+        display,
+        verbose: values.verbose ?? false,
+        ...(format ? { format } : {}),
+        note: (line) => console.error(line),
+      });
+    } finally {
+      if (local) {
+        const { removed, error } = await local.close();
+        if (removed) console.error(`harbor: removed ${removed} container(s) of episodes the run left open`);
+        if (error) console.error(`edgegym eval: ${error}`);
+      }
+    }
     console.log(
       formatReport(result.summary, {
         envId: request.env_id,
@@ -152,5 +204,6 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
     return 0;
   } finally {
     process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
   }
 }

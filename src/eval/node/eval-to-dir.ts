@@ -16,7 +16,7 @@ import { runEval } from "../runner.js";
 import { SummaryBuilder } from "../stats.js";
 import type { ProgressDisplay } from "./progress.js";
 import { basename } from "node:path";
-import type { VfFormat } from "../vf-formats.js";
+import { vf04TaskFits, type VfFormat } from "../vf-formats.js";
 import { detectRunFormat, findResumableRun, readRunRollouts, newRunDir, prepareResume, readResumeMetadata, ResultsWriter, resumeMismatch, writeMetadata } from "./run-dir.js";
 
 export interface EvalToDirOptions {
@@ -30,6 +30,8 @@ export interface EvalToDirOptions {
   serverApiKey?: string | undefined;
   /** Environments for the in-process path. */
   registry: Pick<EnvRegistry, "get" | "resolve">;
+  /** Episodes run through this driver instead (Harbor tasks on this machine's Docker: harbor-local.ts). */
+  driver?: EpisodeDriver;
   /** Results go under `<outputBase>/evals/<env>--<model>/<run id>/`. */
   outputBase: string;
   /** true: continue the newest unfinished matching run; a path: continue that run. */
@@ -74,9 +76,9 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
   const { request } = opts;
   const note = opts.note ?? (() => {});
   const retry: RetryPolicy = { maxRetries: request.max_retries, ...(opts.retryBaseDelayMs !== undefined ? { baseDelayMs: opts.retryBaseDelayMs } : {}) };
-  const driver: EpisodeDriver = opts.server
+  const driver: EpisodeDriver = opts.driver ?? (opts.server
     ? new HttpDriver({ baseUrl: opts.server, apiKey: opts.serverApiKey, retry, timeoutMs: request.timeout_seconds * 1000 })
-    : new InProcessDriver(opts.registry);
+    : new InProcessDriver(opts.registry));
   const env = await driver.describe(request.env_id);
   const split = resolveSplit(env, request.split);
   const { count: numExamples, note: capped } = resolveExampleCount(env, split, request.num_examples);
@@ -87,6 +89,9 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
   const match = { envId: env.id, model: request.model, rolloutsPerExample: request.rollouts_per_example, numExamples, split, seed: request.seed };
   let runDir: string | null = null;
   let priorWallMs = 0;
+  // Resuming: the run's metadata.json (its keys are kept) and, for vf04, each row's task as the run recorded it.
+  let previousMeta: Partial<RunMetadata> | undefined;
+  let vf04Tasks: Map<number, Record<string, unknown>> | undefined;
   if (typeof opts.resume === "string") {
     if (!existsSync(opts.resume)) throw new Error(`--resume: ${opts.resume} does not exist`);
     const saved = await readResumeMetadata(opts.resume);
@@ -109,10 +114,12 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
     const others = [...new Set((found ? (await readRunRollouts(runDir, env.id)).rows : []).map((r) => r.task).filter((t) => t !== env.id))];
     if (others.length) throw new Error(`cannot resume ${runDir}: its rollouts are of ${others.join(", ")}, not ${env.id}`);
     const saved = await readResumeMetadata(runDir);
+    previousMeta = saved;
     // vf-eval 0.3 records its run time as `time`, in seconds.
     const vfTime = (saved as { time?: unknown }).time;
     priorWallMs = saved.time_ms ?? (typeof vfTime === "number" ? vfTime * 1000 : 0);
     const state = await prepareResume(runDir, env.id);
+    vf04Tasks = state.vf04Tasks;
     for (const row of state.rows) {
       summary.add(row);
       done.add(rolloutKey(row.example_id, row.rollout_index));
@@ -130,6 +137,8 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
     if (!example) throw new Error(`${env.id}: row ${exampleId} of split "${split}" is missing`);
     return { example, rolloutIndex, seed: rolloutSeed(request.seed, exampleId, rolloutIndex) };
   });
+  const misfits = [...new Set(specs.filter((s) => { const t = vf04Tasks?.get(s.example.index); return t && !vf04TaskFits(t, s.example.prompt); }).map((s) => s.example.index))];
+  if (misfits.length) note(`row(s) ${misfits.join(", ")}: the run's episodes record another prompt than ${env.id}'s; their new episodes record ${env.id}'s task, which verifiers' own --resume will not count as done`);
 
   const sessionStart = performance.now();
   const wall = (): number => priorWallMs + (performance.now() - sessionStart);
@@ -148,6 +157,7 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
       error,
       edgegymVersion: opts.edgegymVersion ?? "0.1.0",
       format,
+      previous: previousMeta,
     });
   await writeMetadata(runDir, metadata("running", null));
 
@@ -160,7 +170,7 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
     rate: ranNow / Math.max(1e-3, (performance.now() - sessionStart) / 1000),
   });
   opts.display?.start(figures(0));
-  const writer = await ResultsWriter.open(runDir, format, { envId: env.id, model: request.model, runId: basename(runDir), sampling, newId: () => randomUUID().replaceAll("-", "") });
+  const writer = await ResultsWriter.open(runDir, format, { envId: env.id, model: request.model, runId: basename(runDir), sampling, newId: () => randomUUID().replaceAll("-", ""), tasks: vf04Tasks });
   let ranNow = 0;
   let lastMeta = performance.now();
   let metaWrite: Promise<void> = Promise.resolve();

@@ -9,9 +9,9 @@ import { readSource } from "../../envs/datasets/read-source.node.js";
 import { rescoreCommand } from "../../eval/node/rescore-command.js";
 import { viewCommand } from "./view.js";
 import { harborCommand } from "./harbor-check-command.js";
-import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
+import { loadEnvSpecs, loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
-import { loadEnvModules } from "./load-envs.js";
+import { loadEnvModules, splitEnvSpecs } from "./load-envs.js";
 import { isPostgresUrl, redactPostgresUrl } from "../db/pg/url.js";
 import { startNodeServer } from "./serve.js";
 import { readServeSettings } from "./settings.js";
@@ -41,9 +41,9 @@ async function serveCommand(argv: string[]): Promise<void> {
   const config = loadServerConfig(process.env, configPath);
   if (values["allow-weak-python-sandbox"]) config.pythonAllowWeakSandbox = true;
   // `--env harbor:DIR` serves a directory of Harbor tasks (docs/sandboxes.md); any other --env is a module.
-  const envSpecs = values.env ?? [];
-  const harborDirs = envSpecs.filter((spec) => spec.startsWith("harbor:")).map((spec) => spec.slice("harbor:".length));
-  const extraEnvs = await loadEnvModules(envSpecs.filter((spec) => !spec.startsWith("harbor:")));
+  // No --env flag: the config file's `envs`.
+  const { harborDirs, modules } = splitEnvSpecs(loadEnvSpecs(values.env, process.env, configPath));
+  const extraEnvs = await loadEnvModules(modules);
   const mathDataset = loadMathDatasetConfig(process.env, configPath);
   if (mathDataset) {
     // Loaded now, so a bad path or URL stops the server at start rather than at a reset.

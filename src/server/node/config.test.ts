@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { serverConfigFromVars } from "../config-vars.js";
 import { DEFAULT_CONFIG } from "../context.js";
-import { loadMathDatasetConfig, loadServerConfig } from "./config.js";
+import { loadEnvSpecs, loadMathDatasetConfig, loadServerConfig } from "./config.js";
+import { splitEnvSpecs } from "./load-envs.js";
 
 describe("loadServerConfig", () => {
   it("reads variables, then the config file, and merges API keys from both", () => {
@@ -141,3 +142,26 @@ describe("loadMathDatasetConfig", () => {
   });
 });
 
+
+describe("loadEnvSpecs", () => {
+  it("takes the --env flags, else the config file's envs with relative paths resolved against the file's directory", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ envs: ["harbor:tasks", "harbor:/srv/tasks", "./envs/mine.js", "../other.js", "@acme/edgegym-env"] }));
+    const fromFile = [`harbor:${join(dir, "tasks")}`, "harbor:/srv/tasks", join(dir, "envs/mine.js"), join(dir, "../other.js"), "@acme/edgegym-env"];
+    expect(loadEnvSpecs(undefined, {}, file)).toEqual(fromFile);
+    expect(loadEnvSpecs([], { EDGEGYM_CONFIG: file })).toEqual(fromFile);
+    // Flags win, as every flag does over the file: they replace its list, and stay relative to the working directory.
+    expect(loadEnvSpecs(["harbor:./here"], {}, file)).toEqual(["harbor:./here"]);
+    expect(loadEnvSpecs(undefined, {})).toEqual([]);
+    expect(splitEnvSpecs(fromFile)).toEqual({ harborDirs: [join(dir, "tasks"), "/srv/tasks"], modules: fromFile.slice(2) });
+  });
+
+  it("says what is wrong: a list of non-empty strings, and harbor: needs its directory", () => {
+    const dir = mkdtempSync(join(tmpdir(), "edgegym-config-"));
+    const file = join(dir, "edgegym.json");
+    writeFileSync(file, JSON.stringify({ envs: "harbor:tasks" }));
+    expect(() => loadEnvSpecs(undefined, {}, file)).toThrow(/edgegym\.json: envs: /);
+    expect(() => splitEnvSpecs(["harbor:"])).toThrow(/--env harbor:DIR/);
+  });
+});

@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { serverConfigFromVars } from "../config-vars.js";
 import type { ServerConfig } from "../context.js";
 import type { MathDatasetConfig } from "../../envs/builtin/math-dataset/index.js";
-import { ALL_SETTINGS, settingValue, type Setting } from "../settings.js";
+import { ALL_SETTINGS, PROCESS_SETTINGS, settingValue, type Setting } from "../settings.js";
+import { HARBOR_ENV_PREFIX } from "./load-envs.js";
 
 /** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every setting of the table with a file key, each optional. */
 const ConfigFile = z
@@ -37,4 +39,27 @@ export function loadMathDatasetConfig(env: NodeJS.ProcessEnv, configPath?: strin
   // The variable first, so a bad config file does not hide a good variable (and is not read when unneeded).
   const fromVariable = settingValue(MATH_DATASET, env, {});
   return fromVariable ?? settingValue(MATH_DATASET, {}, readConfigFile(configPath ?? env.EDGEGYM_CONFIG));
+}
+
+/** A config file's env entry with its relative path resolved against `dir` (a package name is left to the loader). */
+function fromConfigDir(spec: string, dir: string): string {
+  if (spec.startsWith(HARBOR_ENV_PREFIX)) {
+    const path = spec.slice(HARBOR_ENV_PREFIX.length);
+    return path && !isAbsolute(path) ? `${HARBOR_ENV_PREFIX}${resolve(dir, path)}` : spec;
+  }
+  return spec.startsWith(".") ? resolve(dir, spec) : spec;
+}
+
+/**
+ * The environments to load (`--env` of serve and eval): the flags when any is given, else the
+ * config file's `envs`, whose relative paths (`./my-env.js`, `harbor:tasks`) are the file's
+ * directory's, so a config file works from wherever the command runs.
+ */
+export function loadEnvSpecs(flags: readonly string[] | undefined, env: NodeJS.ProcessEnv, configPath?: string): string[] {
+  if (flags?.length) return [...flags];
+  const path = configPath ?? env.EDGEGYM_CONFIG;
+  const listed = settingValue(PROCESS_SETTINGS.envs, {}, readConfigFile(path));
+  if (!path || !listed) return [];
+  const dir = dirname(resolve(path));
+  return listed.map((spec) => fromConfigDir(spec, dir));
 }

@@ -75,6 +75,21 @@ export async function resolveEnvSpecifier(spec: string, cwd: string = process.cw
   return spec;
 }
 
+/** `--env harbor:DIR`: a directory of Harbor task directories, served as the `harbor` environment on Docker (docs/sandboxes.md). */
+export const HARBOR_ENV_PREFIX = "harbor:";
+
+/** `--env` values apart: Harbor task directories (`harbor:DIR`), and modules for loadEnvModules. */
+export function splitEnvSpecs(specs: readonly string[]): { harborDirs: string[]; modules: string[] } {
+  const harborDirs: string[] = [];
+  const modules: string[] = [];
+  for (const spec of specs) {
+    if (spec === HARBOR_ENV_PREFIX) throw new Error("--env harbor: needs its directory: --env harbor:DIR");
+    if (spec.startsWith(HARBOR_ENV_PREFIX)) harborDirs.push(spec.slice(HARBOR_ENV_PREFIX.length));
+    else modules.push(spec);
+  }
+  return { harborDirs, modules };
+}
+
 /**
  * Loads environments from files, package folders or installed packages (`--env ./my-env.js`,
  * `--env ./my-env-package`, `--env @acme/edgegym-env`). A module may export one
@@ -90,10 +105,23 @@ export async function loadEnvModules(specifiers: readonly string[], cwd: string 
     } catch (err) {
       throw new Error(`--env ${spec}: cannot load ${target}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
-    const found = Object.values(mod).flatMap((v) => (Array.isArray(v) ? v : [v])).filter(isEnvironment);
-    const unique = [...new Map(found.map((e) => [e.id, e])).values()];
+    const unique = environmentsIn(mod);
     if (unique.length === 0) throw new Error(`--env ${spec}: the module exports no environment (an object made with defineEnv or a helper)`);
+    for (const env of unique) moduleUrls.set(env, target);
     out.push(...unique);
   }
   return out;
+}
+
+/** The environments a module exports (default, named, or in arrays), one per id. */
+export function environmentsIn(mod: Record<string, unknown>): AnyEnvironment[] {
+  const found = Object.values(mod).flatMap((v) => (Array.isArray(v) ? v : [v])).filter(isEnvironment);
+  return [...new Map(found.map((e) => [e.id, e])).values()];
+}
+
+const moduleUrls = new WeakMap<AnyEnvironment, string>();
+
+/** The module `loadEnvModules` loaded `env` from (what a scoring thread imports again), or undefined. */
+export function envModuleUrl(env: AnyEnvironment): string | undefined {
+  return moduleUrls.get(env);
 }

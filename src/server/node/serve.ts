@@ -2,7 +2,7 @@ import { serve, upgradeWebSocket, type ServerType } from "@hono/node-server";
 import { WebSocketServer } from "ws";
 import type { AddressInfo } from "node:net";
 import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
-import { createNodeOnlyEnvs } from "../../envs/builtin/node-only.js";
+import { createNodeOnlyEnvs, type PyodideSandboxOptions } from "../../envs/builtin/node-only.js";
 import { createApp } from "../app.js";
 import { DEFAULT_CONFIG, type ServerConfig } from "../context.js";
 import { openNodeDatabase, type SqliteSynchronous } from "../db/node-sqlite.js";
@@ -10,6 +10,7 @@ import { isPostgresUrl } from "../db/pg/url.js";
 import { sqliteStores, type Stores } from "../db/stores.js";
 import { coalesceFrameWrites } from "./coalesce-frame-writes.js";
 import { consoleFilesOnDisk } from "./console-files.js";
+import { ScoringThreads } from "./scoring-threads.js";
 import { serveHarbor } from "./harbor.js";
 import { answerRefusedUpgrades } from "./upgrade-rejections.js";
 import { wsSocketFlow } from "./ws-flow.js";
@@ -48,17 +49,25 @@ async function openStores(options: NodeServerOptions): Promise<{ stores: Stores;
   return { stores: sqliteStores(database.db), close: async () => database.close() };
 }
 
+/** The python sandbox's pool and isolation from the server's settings (EDGEGYM_PYTHON_*). */
+export function pythonSandboxOptions(settings: Pick<ServerConfig, "pythonAllowWeakSandbox" | "pythonWorkers" | "pythonSpares">): PyodideSandboxOptions {
+  return { allowWeakIsolation: settings.pythonAllowWeakSandbox, workers: settings.pythonWorkers, spares: settings.pythonSpares };
+}
+
 /** The Node runtime: better-sqlite3 or PostgreSQL + @hono/node-server + a timer that reaps expired episodes and old eval jobs. */
 export async function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
   const database = await openStores(options);
-  const nodeOnly = createNodeOnlyEnvs({ allowWeakIsolation: options.config?.pythonAllowWeakSandbox ?? false });
+  const settings = { ...DEFAULT_CONFIG, ...options.config };
+  const nodeOnly = createNodeOnlyEnvs(pythonSandboxOptions(settings));
   const python = nodeOnly.sandbox.isolation();
   console.log(`python sandbox: ${python.level} (${python.detail})${python.refusal ? "; python is refused: see GET /v1/envs/python" : ""}`);
-  const settings = { ...DEFAULT_CONFIG, ...options.config };
+  // Environments loaded from modules (--env) score in threads that can be stopped: a reward function that never returns holds its thread, not this one.
+  const scoringThreads = new ScoringThreads({ budgetMs: settings.scoreTimeoutMs });
+  const extraEnvs = (options.extraEnvs ?? []).map((env) => scoringThreads.isolate(env));
   const harbor = options.harborDirs?.length
-    ? await serveHarbor({ dirs: options.harborDirs, database: options.dbPath, maxLive: settings.sandboxMaxLive, maxPerTenant: settings.quotas.maxSandboxes, createsPerMinute: settings.sandboxCreatesPerMinute, forceNoNetwork: settings.sandboxForceNoNetwork, pids: settings.sandboxPids })
+    ? await serveHarbor({ dirs: options.harborDirs, database: options.dbPath, maxLive: settings.sandboxMaxLive, maxPerTenant: settings.quotas.maxSandboxes, createsPerMinute: settings.sandboxCreatesPerMinute, forceNoNetwork: settings.sandboxForceNoNetwork, pids: settings.sandboxPids, warm: settings.sandboxWarm, egressPort: settings.sandboxEgressPort, egressFirewall: settings.sandboxEgressFirewall })
     : undefined;
-  const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...(options.extraEnvs ?? []), ...(harbor ? [harbor.env] : [])]);
+  const registry = new EnvRegistry("node", [...builtinEnvs, ...nodeOnly.envs, ...extraEnvs, ...(harbor ? [harbor.env] : [])]);
   // WebSockets (the OpenEnv /ws session) through @hono/node-server's own upgrade helper over `ws`,
   // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
   // The address it listens on goes to the app: a keyless server answers only that, localhost and IP addresses (DNS rebinding).
@@ -83,6 +92,8 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
     }
   };
   await sweepSandboxes();
+  // After the sweep (which removes a previous run's unclaimed warm boxes): this process's pools.
+  harbor?.primeWarmPools();
   const reap = async (): Promise<void> => {
     try {
       const { expired, deleted } = await store.reapExpired(Date.now());
@@ -124,7 +135,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
           sockets.close();
           server.close((err) => {
             // Every interpreter process is killed before close resolves.
-            void Promise.allSettled([database.close(), nodeOnly.sandbox.close(), nodeOnly.closeMcp()]).finally(() => (err ? reject(err) : resolve()));
+            void Promise.allSettled([database.close(), nodeOnly.sandbox.close(), nodeOnly.closeMcp(), scoringThreads.close(), harbor?.close()]).finally(() => (err ? reject(err) : resolve()));
           });
         });
       }),

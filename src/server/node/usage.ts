@@ -8,7 +8,7 @@ Usage:
   edgegym serve [--port N] [--host H] [--db PATH|:memory:]
       [--env PATH_OR_PACKAGE | --env harbor:DIR]... [--config FILE] [--workers N|auto]
   edgegym eval ENV_ID -m MODEL [-b BASE_URL] [-n N] [-r R] [-c C]
-      [--server URL] ...   (edgegym eval --help)
+      [--server URL | --env harbor:DIR] ...   (edgegym eval --help)
   edgegym export-sft RESULTS --min-reward X [--best-per-example]
       [--format jsonl|parquet]
   edgegym generate ENV_ID --expert builtin|FILE | --model M [--best-of N] [--min-reward X]   (SFT data; --help)

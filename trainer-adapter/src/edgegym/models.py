@@ -281,10 +281,10 @@ class ScoreComponent(_Response):
 
 
 #: Codes a score component's ``error`` starts with when the rollout could not be scored at
-#: all (a sandboxed task's verifier timed out, wrote no reward, lost its container): the 0 is
-#: not one the agent earned, so it is masked rather than trained on. The server's list:
-#: ``SCORE_FAILURE_CODES`` in src/protocol/episodes.ts.
-SCORE_FAILURE_CODES = frozenset({"verifier_timeout", "reward_file_missing", "reward_file_empty", "reward_file_invalid", "sandbox_lost"})
+#: all (a sandboxed task's verifier timed out, wrote no reward, lost its container; a rubric ran
+#: past the server's scoring time budget): the 0 is not one the agent earned, so it is masked
+#: rather than trained on. The server's list: ``SCORE_FAILURE_CODES`` in src/protocol/episodes.ts.
+SCORE_FAILURE_CODES = frozenset({"verifier_timeout", "reward_file_missing", "reward_file_empty", "reward_file_invalid", "sandbox_lost", "score_timeout"})
 
 
 class Score(_Response):
