@@ -1,7 +1,8 @@
 /**
  * `npm run bench:math`: edgegym's verifyMath against math-verify (the PyPI package, in the
  * trainer adapter's test venv) on the same corpus — math-verify 0.9.0's own 276 test cases
- * (src/envs/math/math-verify-cases.json) and issue 13's (issue-13-cases.json) — on the same
+ * (src/envs/math/math-verify-cases.json), issue 13's (issue-13-cases.json) and issue 28's
+ * (issue-28-cases.json, which records math-verify's verdict per case: checked here) — on the same
  * machine, one run each: agreement with the expected verdicts, false positives, and time
  * per verify (math-verify: `parse` of both sides + `verify`; edgegym: `verifyMath`, which
  * extracts and compares). Neither side is warmed up: both include their first calls.
@@ -12,10 +13,10 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { resolve } from "node:path";
-import { expectedVerdict, KNOWN_MISSES, OVERRIDES, verifyCase, type MathVerifyCase as Case } from "../src/envs/math/math-verify-verdicts.js";
+import { expectedVerdict, KNOWN_MISSES, MATH_CASE_FILES, OVERRIDES, verifyCase, type MathVerifyCase as Case } from "../src/envs/math/math-verify-verdicts.js";
 
 const root = resolve(import.meta.dirname, "..");
-const files = ["src/envs/math/math-verify-cases.json", "src/envs/math/issue-13-cases.json"].map((f) => resolve(root, f));
+const files = MATH_CASE_FILES.map((f) => resolve(root, f));
 const cases: Case[] = files.flatMap((f) => (JSON.parse(readFileSync(f, "utf8")) as { cases: Case[] }).cases);
 const python = process.env.MATH_VERIFY_PYTHON ?? resolve(root, "trainer-adapter/.venv/bin/python");
 if (!existsSync(python)) {
@@ -69,9 +70,12 @@ const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const ms = (s: number) => `${(s * 1000).toFixed(3)} ms`;
 
+const issue28 = (c: Case) => c.source.startsWith("issue 28");
+const issue28Count = cases.filter(issue28).length;
 const rows: [string, string, string][] = [
   ["", `math-verify ${reference.version}`, "edgegym verifyMath"],
   [`math-verify's ${portedCount} cases, expected as written`, score(reference.verdicts, ported, asWritten), score(ours, ported, asWritten)],
+  [`issue 28's ${issue28Count} cases, expected as decided`, score(reference.verdicts, issue28, asWritten), score(ours, issue28, asWritten)],
   [`all ${cases.length} cases, expected as written`, score(reference.verdicts, everything, asWritten), score(ours, everything, asWritten)],
   [`all ${cases.length}, with the ${Object.keys(OVERRIDES).length} argued overrides`, score(reference.verdicts, everything, expectedVerdict), score(ours, everything, expectedVerdict)],
   ["wall time per verify, mean", ms(sum(reference.seconds) / cases.length), ms(sum(oursSeconds) / cases.length)],
@@ -85,4 +89,7 @@ const both = cases.filter((_, k) => ours[k] === reference.verdicts[k]).length;
 console.log(
   `\nedgegym and math-verify give the same verdict on ${both}/${cases.length}; edgegym is ${(sum(reference.seconds) / sum(oursSeconds)).toFixed(1)}x faster in wall time (mean), ${(median(reference.seconds) / median(oursSeconds)).toFixed(1)}x (median), ${(sum(reference.cpuSeconds) / sum(oursCpuSeconds)).toFixed(1)}x in CPU time (mean).`,
 );
+// issue-28-cases.json records math-verify's verdict per case; a different one from this run means the file is stale.
+const stale = cases.filter((c, k) => c.mathVerify !== undefined && c.mathVerify !== reference.verdicts[k]).map((c) => `${c.source}: ${c.gold} vs ${c.pred}`);
+if (stale.length > 0) console.log(`\nrecorded math-verify verdicts that this run of math-verify ${reference.version} does not give (${stale.length}):\n  ${stale.join("\n  ")}`);
 console.log(`edgegym's listed misses: ${Object.keys(KNOWN_MISSES).length}. Machine: ${cpus()[0]?.model ?? "?"} x${cpus().length}, load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}, Node ${process.version}.`);

@@ -72,9 +72,13 @@ describe("the mathjs-based environments in workerd", () => {
       { prompt: "p", completion: "<answer>-3\\frac{1}{2}</answer>", answer: "-7/2" },
       { prompt: "p", completion: "<answer>\\sin^2(x)+\\cos^2(x)</answer>", answer: "1" },
       { prompt: "p", completion: "<answer>-3\\frac{1}{2}</answer>", answer: "-5/2" },
+      // Issue 28: confirmed at 32 digits with decimal.js inside workerd, so an approximate period is no period.
+      { prompt: "p", completion: "<answer>\\cos(x + 2\\pi)</answer>", answer: "\\cos x" },
+      { prompt: "p", completion: "<answer>\\cos(x + 6.283185307)</answer>", answer: "\\cos x" },
+      { prompt: "p", completion: "<answer>60^\\circ</answer>", answer: "\\frac{\\pi}{3}" },
     ];
     const score = await call(worker, env, "POST", "/v1/envs/math/score", { items });
-    expect(score.json.results.map((r: { score: { components: { score: number }[] } }) => r.score.components[0]?.score)).toEqual([1, 1, 0]);
+    expect(score.json.results.map((r: { score: { components: { score: number }[] } }) => r.score.components[0]?.score)).toEqual([1, 1, 0, 1, 0, 1]);
   });
 
   it("runs a tool-math calculator call during a step", async () => {

@@ -88,18 +88,33 @@ function matrices(text: string): string {
   });
 }
 
+/**
+ * A number with thousands separators and nothing else but a currency sign before or after it
+ * and a unit word (`€1,250`, `1,250 dollars`, `$1,250.50`): the number, without separators,
+ * with its unit. A list (`1, 250`) or a decimal comma (`1,25`) does not match.
+ */
+const GROUPED_AMOUNT = /^([€£¥₹]|\\\$|\$)?\s*(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?)\s*([€£¥₹]|\\\$|\$)?(\s+[a-zA-Z]+)?$/;
+
 export function normalizeAnswerText(raw: string): string {
-  let text = raw.trim();
+  // An answer written over several lines (`\frac{3}` then `{4}`) is one answer.
+  let text = raw.replace(/\s+/g, " ").trim();
   const boxed = lastBoxed(text);
   if (boxed !== null) text = boxed;
   text = matrices(text);
   text = asciiMath(text);
   text = text.replace(/^\\\(|\\\)$/g, "").replace(/^\\\[|\\\]$/g, "");
+  // An escaped dollar is a currency sign, never a math delimiter (`1,250\$` in `$…$`).
+  text = text.replace(/\\\$/g, " ");
   text = text.replace(/^\$+|\$+$/g, "").trim();
-  text = text.replace(/\^\s*\{?\s*\\circ\s*\}?/g, "").replace(/\u00b0|\\circ|\\degree/g, "");
+  // Degrees are kept as one mark (scalar.ts reads `60°` as 60 and as π/3); `f \circ g` stays dropped as before.
+  text = text.replace(/\^\s*\{?\s*\\circ\s*\}?|\\degree(?![a-zA-Z])/g, "°").replace(/\\circ/g, "");
+  // `0.3333\ldots`: the written decimal, as math-verify reads it (a repeating decimal is `0.\overline{3}`).
+  text = text.replace(/(\d)\s*(?:\\[lc]?dots|\.\.\.|…)$/, "$1");
   text = latexToPlain(text);
   text = text.replace(/\s+/g, " ").trim();
   text = text.replace(/\.$/, "").trim();
+  const amount = GROUPED_AMOUNT.exec(text);
+  if (amount) text = `${(amount[2] as string).replace(/,/g, "")}${amount[4] ?? ""}`;
   return text;
 }
 
@@ -118,7 +133,8 @@ export function relationValue(text: string, intervals: boolean): string {
   const approx = splitTopLevel(t, /\\approx(?![a-zA-Z])|≈/);
   if (approx.length > 1) {
     const before = approx[0] as string;
-    t = isLabel(before) ? (approx[1] as string) : before;
+    // `\approx 0.3333` on its own is the decimal.
+    t = before === "" || isLabel(before) ? (approx[1] as string) : before;
   }
   const member = /^(.*?)(?:\\in(?![a-zA-Z])|∈)(.*)$/.exec(t);
   if (member && isLabel(member[1] as string)) t = (member[2] as string).trim();
@@ -187,7 +203,7 @@ function itemReadsAsMath(item: string, depth: number): boolean {
   {
     const sides = item
       .replace(/__[\d_]+|_\{[^{}]*\}|_\w/g, "")
-      .replace(/\\?%|\$|\\pm|±/g, " ")
+      .replace(/\\?%|\$|\\pm|±|°/g, " ")
       .split(/<=|>=|!=|[<>=:]/)
       .map((side) => side.trim());
     if (sides.some((side) => side === "")) return false;
@@ -345,14 +361,43 @@ function dropOneSidedLabel(c: string, g: string): [string, string] {
   return [c, g];
 }
 
+/** An interval, `(2, \infty)`, or a union of intervals. */
+function isInterval(shape: AnswerShape): boolean {
+  if (shape.kind === "union") return shape.parts.every(isInterval);
+  return shape.kind === "bracketed" && shape.items.length === 2;
+}
+
+/** `x > 2` → `(2,Infinity)`, `3 >= y` → `(-Infinity,3]`: one inequality between a name and a bound, as an interval; else null. */
+function inequalityInterval(text: string): string | null {
+  const m = /^([^<>=!]+?)\s*(<=|>=|<|>)\s*([^<>=!]+)$/.exec(text.trim());
+  if (!m) return null;
+  const [, lhs, sign, rhs] = m as unknown as [string, string, string, string];
+  const flip: Record<string, string> = { "<": ">", ">": "<", "<=": ">=", ">=": "<=" };
+  let op: string;
+  let bound: string;
+  if (isLabel(lhs) && !isLabel(rhs)) [op, bound] = [sign, rhs.trim()];
+  else if (isLabel(rhs) && !isLabel(lhs)) [op, bound] = [flip[sign] as string, lhs.trim()];
+  else return null;
+  if (op === "<") return `(-Infinity,${bound})`;
+  if (op === "<=") return `(-Infinity,${bound}]`;
+  if (op === ">") return `(${bound},Infinity)`;
+  return `[${bound},Infinity)`;
+}
+
 export function checkEquivalence(candidate: string | null | undefined, gold: string, options: EquivalenceOptions = {}): Equivalence {
   if (candidate == null || candidate.trim() === "") return { equal: false, method: "empty" };
   const opts: ScalarOptions = { precision: options.precision, strict: options.strict ?? true };
   const c = relationValue(normalizeAnswerText(textWithin(candidate, MATH_ANSWER_MAX_CHARS, "answer")), options.relationsAsIntervals ?? false);
   const g = relationValue(normalizeAnswerText(textWithin(gold, MATH_ANSWER_MAX_CHARS, "reference answer")), true);
   const [cv, gv] = dropOneSidedLabel(assignmentTuples(c), assignmentTuples(g)).map(matrixArithmetic) as [string, string];
-  const cs = answerShape(cv);
-  const gs = answerShape(gv);
+  let cs = answerShape(cv);
+  let gs = answerShape(gv);
+  // A single inequality against an interval is the interval it describes: the reference's
+  // always (`x > 2` takes `(2, \infty)`), the candidate's with relationsAsIntervals, as math-verify.
+  const gi = isInterval(cs) ? inequalityInterval(gv) : null;
+  if (gi !== null) gs = answerShape(gi);
+  const ci = options.relationsAsIntervals && isInterval(gs) ? inequalityInterval(cv) : null;
+  if (ci !== null) cs = answerShape(ci);
   checkItems(cs, "answer");
   checkItems(gs, "reference answer");
   if (cs.kind === "scalar" && gs.kind === "scalar") return scalarEqual(cs.text, gs.text, opts);

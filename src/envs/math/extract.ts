@@ -248,6 +248,25 @@ function hasProse(text: string): boolean {
   return words.some((w) => !known.test(w));
 }
 
+/** Longest answer read from the lines after "Answer:" (answerBlock). */
+const MAX_BLOCK_CHARS = 300;
+
+/**
+ * "Answer:" (or "**Answer**", "Answer" alone on its line) with the answer on the lines after
+ * it: those lines up to the first blank one, joined, when they are math without delimiters
+ * or prose (`Answer:\n\sqrt{2}`, `Answer:\nx^2\n+ 2x\n+ 1`); null otherwise, and when the
+ * answer starts on the same line (then the span and number readings decide, as before).
+ */
+function answerBlock(text: string, after: number): string | null {
+  const head = /^[ \t]*(?:\*\*)?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\n\s*/.exec(text.slice(after, after + 40));
+  if (!head) return null;
+  const start = after + head[0].length;
+  const blank = text.slice(start).search(/\n[ \t]*\n/);
+  const block = (blank < 0 ? text.slice(start) : text.slice(start, start + blank)).trim();
+  if (block === "" || block.length > MAX_BLOCK_CHARS || /\$|\\\(|\\\[/.test(block) || hasProse(block) || !/[\d\\]/.test(block)) return null;
+  return block.replace(/\s+/g, " ");
+}
+
 /**
  * The readings of `text` in the order the verifier tries them (see the module comment).
  * Returns at most a few; the verifier keeps the first that reads as math.
@@ -292,16 +311,27 @@ export function answerReadings(text: string, targets: readonly ExtractionTarget[
     for (let at = lower.lastIndexOf("answer"), k = 0; at >= 0 && k < 8; at = lower.lastIndexOf("answer", at - 1), k++) {
       const after = at + 6;
       if (colon && trimmed[after] !== ":") continue;
+      if (latex) {
+        const block = answerBlock(trimmed, after);
+        if (block !== null) return [{ text: block, how: "answer" }];
+      }
       const span = spans.find((s) => s.start >= after && s.start - after <= 50);
       if (span) return [{ text: span.text, how: "answer" }];
-      // With `expr`: the first plain number within 50 characters that no `=` follows
-      // ("The answer is 5, not 6" is 5), outside any math span.
+      // With `expr`: the first plain number, or arithmetic on numbers (`1/2`), within 50
+      // characters that no `=` follows ("The answer is 5, not 6" is 5), outside any math span.
       if (targets.includes("expr")) {
         const window = trimmed.slice(after, after + 60);
+        const expressions = [...window.matchAll(EXPRESSION)];
         for (const m of window.matchAll(NUMBER)) {
           if (m.index > 50) break;
           const start = after + m.index;
-          if (spans.some((x) => start >= x.start && start < x.end) || /^\s*=/.test(window.slice(m.index + m[0].length))) continue;
+          if (spans.some((x) => start >= x.start && start < x.end)) continue;
+          const number = m[1] as string;
+          const numberStart = m.index + m[0].indexOf(number);
+          const whole = expressions.find((e) => e.index <= numberStart && e.index + e[0].length > numberStart + number.length);
+          const end = whole ? whole.index + whole[0].length : m.index + m[0].length;
+          if (/^\s*=/.test(window.slice(end))) continue;
+          if (whole) return [{ text: whole[0].trim(), how: "answer" }];
           return [{ text: m[2] ? `${plainNumber(m[1] as string)}%` : plainNumber(m[1] as string), how: "answer" }];
         }
       }

@@ -106,7 +106,7 @@ const SPELLINGS: [RegExp, string][] = [
   [/\\[dtc]frac(?![a-zA-Z])/g, "\\frac"],
   [/\\textnormal(?![a-zA-Z])/g, "\\text"],
   // Digit-group separators: 14{,}916, 11,\!111, 5\,000.
-  [/(\d)\{,\}(?=\d{3})/g, "$1,"],
+  [/(\d)\s*\{\s*,\s*\}\s*(?=\d{3})/g, "$1,"],
   [/(\d),\\!\s*(?=\d{3})/g, "$1,"],
   [/\\\$/g, " "],
   [/(\d)\\[,;!: ](?=\d{3}(?!\d))/g, "$1"],
@@ -204,9 +204,24 @@ function sums(text: string): string {
   return text;
 }
 
+/**
+ * `0.\overline{3}` → `((1)/(3))`, `0.1\overline{6}` → `((15)/(90))`: a repeating decimal as the
+ * exact fraction it is (`\bar` alike). The repeating block is digits only, so `\overline{AB}`
+ * (a segment) is left alone.
+ */
+function repeatingDecimals(text: string): string {
+  return text.replace(/(\d*)\.(\d*)\s*\\(?:overline|bar)\s*(?:\{\s*(\d+)\s*\}|(\d))/g, (_m, whole: string, fixed: string, braced: string | undefined, single: string | undefined) => {
+    const block = braced ?? single ?? "";
+    // whole.fixed(block)(block)… = (whole fixed block − whole fixed) / (10^|fixed| · (10^|block| − 1))
+    const numerator = BigInt(`${whole}${fixed}${block}`) - BigInt(`${whole}${fixed}` || "0");
+    const denominator = 10n ** BigInt(fixed.length) * (10n ** BigInt(block.length) - 1n);
+    return `((${numerator})/(${denominator}))`;
+  });
+}
+
 /** Converts LaTeX math to a plain expression (sets' braces are kept as `{` `}`). */
 export function latexToPlain(input: string): string {
-  let text = input;
+  let text = repeatingDecimals(input);
   for (const [pattern, replacement] of SPELLINGS) text = text.replace(pattern, replacement);
   text = functionPowers(logBases(text));
   // A whole number directly before a numeric fraction is a mixed number, one value:
@@ -242,5 +257,7 @@ export function asciiMath(text: string): string {
     .replace(/\u222a/g, "\\cup")
     .replace(/[\u00b2]/g, "^2")
     .replace(/[\u00b3]/g, "^3")
-    .replace(/\u00a0/g, " ");
+    .replace(/\u00a0/g, " ")
+    // Python's power, `x**2`, between two operands (markdown's `**bold**` has none on one side).
+    .replace(/(?<=[\w)\]}.])\s*\*\*\s*(?=[-\w({.])/g, "^");
 }

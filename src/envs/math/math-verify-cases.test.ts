@@ -1,26 +1,36 @@
 import { describe, expect, it } from "vitest";
 import oldCorpus from "./equivalence-cases.json" with { type: "json" };
 import issueCases from "./issue-13-cases.json" with { type: "json" };
+import issue28Cases from "./issue-28-cases.json" with { type: "json" };
 import ported from "./math-verify-cases.json" with { type: "json" };
 import { expectedVerdict, KNOWN_MISSES, OVERRIDES, verifyCase, type MathVerifyCase as Case } from "./math-verify-verdicts.js";
 import { verifyMath } from "./verify.js";
 
 /**
  * math-verify 0.9.0's own test cases (ported by scripts/port-math-verify-cases.py, each
- * naming its file:line) and the cases of issue 13, run through verifyMath with each case's
+ * naming its file:line) and the cases of issues 13 and 28, run through verifyMath with each case's
  * options. Zero false positives is enforced; every expected verdict must hold except the
  * OVERRIDES and KNOWN_MISSES of math-verify-verdicts.ts. A miss that starts to pass fails
  * the test until it is taken off the list, so the list only shrinks.
  */
-const all = [...(ported.cases as Case[]), ...(issueCases.cases as Case[])];
+const all = [...(ported.cases as Case[]), ...(issueCases.cases as Case[]), ...(issue28Cases.cases as Case[])];
 const key = (c: Case): string => c.source;
 
-describe("math-verify's test cases and issue 13's", () => {
+describe("math-verify's test cases and issues 13's and 28's", () => {
   it("holds every ported case (276 from math-verify 0.9.0) and the issue's", () => {
     expect(ported.cases).toHaveLength(276);
     expect(ported.NOTICE).toMatch(/Apache License 2\.0/);
     expect((ported.cases as Case[]).every((c) => /^tests\/test_\w+\.py:\d+$/.test(c.source))).toBe(true);
     expect(issueCases.cases.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it("records math-verify's verdict on each of issue 28's cases, and why wherever the decided one differs", () => {
+    const cases = issue28Cases.cases as Case[];
+    expect(issue28Cases.NOTICE).toMatch(/math-verify 0\.9\.0/);
+    expect(cases.length).toBeGreaterThanOrEqual(100);
+    expect(cases.filter((c) => typeof c.mathVerify !== "boolean").map(key)).toEqual([]);
+    expect(cases.filter((c) => (c.mathVerify !== c.expected) !== Boolean(c.why)).map(key)).toEqual([]);
+    expect(new Set(cases.map(key)).size).toBe(cases.length);
   });
 
   it("makes no false positive: every unequal pair is unequal", () => {

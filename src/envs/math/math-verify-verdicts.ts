@@ -1,6 +1,6 @@
 /**
  * Where edgegym's verdicts on the ported math-verify corpus (math-verify-cases.json) and
- * issue 13's cases differ from the expected ones, by case source (file:line):
+ * issue 13's and issue 28's cases differ from the expected ones, by case source (file:line):
  * - OVERRIDES: the expected verdict is wrong, with the argument;
  * - KNOWN_MISSES: equal pairs verifyMath does not yet see as equal, with what is missing.
  * Read, with the case shape and how a case is run, by math-verify-cases.test.ts and
@@ -8,7 +8,7 @@
  */
 import { verifyMath } from "./verify.js";
 
-/** One case of math-verify-cases.json or issue-13-cases.json, with the options math-verify ran it under. */
+/** One case of math-verify-cases.json, issue-13-cases.json or issue-28-cases.json, with the options math-verify ran it under. */
 export interface MathVerifyCase {
   source: string;
   gold: string;
@@ -18,7 +18,14 @@ export interface MathVerifyCase {
   precision: number;
   strict: boolean;
   allowSetRelationComp: boolean;
+  /** issue-28-cases.json: math-verify's own verdict (the version its NOTICE names), recorded beside the decided one. */
+  mathVerify?: boolean;
+  /** issue-28-cases.json: why the decided verdict differs from math-verify's, where it does. */
+  why?: string;
 }
+
+/** The case files, relative to the repository root: math-verify's own cases, then issue 13's and issue 28's. */
+export const MATH_CASE_FILES = ["src/envs/math/math-verify-cases.json", "src/envs/math/issue-13-cases.json", "src/envs/math/issue-28-cases.json"] as const;
 
 export const OVERRIDES: Record<string, { expected: boolean; why: string }> = {
   "tests/test_all.py:760": {

@@ -66,6 +66,9 @@ import {
  *   expressions at sample points and the calculator.
  * - `decimalMath`: BigNumber mode, only for parsing, so a literal like 0.1 or 1.5e3 parses
  *   to an exact decimal that `Rational` can take over without rounding.
+ * - `bigMath`: BigNumber mode at a chosen number of significant digits, for evaluating: the
+ *   checker confirms there what doubles found equal (`e^{50}` and `e^{50}+1` are one double;
+ *   at 32 digits and more they differ), see precise.ts. Built on first such use.
  *
  * A compiled expression looks every function and constant up in its instance, so a name
  * missing here fails at evaluation ("Undefined function"), where the checker falls back
@@ -190,6 +193,51 @@ export function floatMath(): MathJsInstance {
     floatInstance = math;
   }
   return floatInstance;
+}
+
+/**
+ * Largest factorial argument the BigNumber instance computes: mathjs multiplies BigNumber
+ * factorials out term by term, so `(10^9)!` would loop for minutes. Past this it throws,
+ * which the checker takes as "cannot confirm" (see precise.ts).
+ */
+const MAX_BIG_FACTORIAL = 5_000;
+
+let bigInstance: MathJsInstance | undefined;
+let bigDigits = 0;
+
+/**
+ * The BigNumber instance, set to `digits` significant digits (decimal.js rounds every result
+ * to them; literals stay exact), or as it is when no digits are given (to parse: a parse does
+ * not depend on them). One instance, reconfigured when the digits change: mathjs rebuilds pi
+ * and e at the new precision. Combinations and factorial are bounded as above.
+ */
+export function bigMath(digits?: number): MathJsInstance {
+  if (!bigInstance) {
+    const math = create(withoutUnits(MATH_FACTORIES), { number: "BigNumber", precision: digits ?? 32 });
+    const combinations = math.combinations as (n: unknown, k: unknown) => unknown;
+    const factorial = math.factorial as (n: unknown) => unknown;
+    const big = (x: unknown): number => (typeof x === "object" && x !== null && "toNumber" in x ? (x as { toNumber(): number }).toNumber() : Number(x));
+    math.import(
+      {
+        combinations: (n: unknown, k: unknown) => {
+          if (Math.min(big(k), big(n) - big(k)) > MAX_COMBINATION_FACTORS) throw new RangeError("combinations too large to compute exactly");
+          return combinations(n, k);
+        },
+        factorial: (n: unknown) => {
+          if (big(n) > MAX_BIG_FACTORIAL) throw new RangeError("factorial too large to compute exactly");
+          return factorial(n);
+        },
+      },
+      { override: true },
+    );
+    bigInstance = math;
+    bigDigits = digits ?? 32;
+  }
+  if (digits !== undefined && bigDigits !== digits) {
+    bigInstance.config({ precision: digits });
+    bigDigits = digits;
+  }
+  return bigInstance;
 }
 
 export function decimalMath(): MathJsInstance {

@@ -50,3 +50,57 @@ describe("a function's value named at different arguments", () => {
     expect(verifyMath("5", "12order").candidate).not.toContain(" or ");
   });
 });
+
+// Issue 28's notation (its corpus cases are in issue-28-cases.json): the edges of each reading.
+describe("issue 28's readings, where they stop", () => {
+  it("reads the lines after \"Answer:\" as one answer only when they are math without prose", () => {
+    expect(verifyMath("x^2+2x+1", "Answer:\nx^2\n+ 2x\n+ 1").candidate).toBe("x^2 + 2x + 1");
+    expect(verifyMath("12", "Answer:\n12 apples\n\nWe used 7 + 5 = 12.").candidate).toBe("12");
+    expect(verifyMath("12", "Answer:\n\n12\n\nCheck: 7 + 5 = 12").candidate).toBe("12");
+    // On its own line after the anchor: the same-line readings decide, as before.
+    expect(verifyMath("5/2", "Answer: 5/2 = 2.5").candidate).toBe("2.5");
+  });
+
+  it("reads `**` as a power only between two operands, not as markdown's bold", () => {
+    expect(equal("x^2", "x**2")).toBe(true);
+    expect(equal("5", "The answer is **5**.")).toBe(true);
+    expect(equal("25", "**5**2")).toBe(false);
+  });
+
+  it("keeps `\\overline` on letters a segment, and `…` a decimal only at the end", () => {
+    expect(equal("\\overline{AB}", "\\overline{AB}")).toBe(true);
+    expect(equal("\\frac{1}{3}", "0.\\overline{3}")).toBe(true);
+    expect(verifyMath("\\frac{1}{3}", "0.3333\\ldots", { precision: 4 }).equal).toBe(true);
+    expect(equal("1, 2, 3", "1, 2, 3, \\ldots")).toBe(false);
+  });
+
+  it("reads a bare decimal comma only against a reference that is a decimal", () => {
+    expect(equal("1.22", "1,22")).toBe(true);
+    expect(equal("122", "1,22")).toBe(false);
+    expect(equal("\\{1, 22\\}", "1,22")).toBe(true);
+    expect(equal("1.25", "1,250")).toBe(false);
+  });
+
+  it("reads ratios only between numbers, and two clock times as written", () => {
+    expect(equal("7:32", "14:64")).toBe(true);
+    expect(equal("12:00", "1:00")).toBe(false);
+    expect(equal("3:45", "3:45")).toBe(true);
+    expect(equal("a:b", "2a:2b")).toBe(false);
+    expect(equal("V_1:V_2=11:21", "33:63")).toBe(true);
+  });
+
+  it("reads degrees as the angle against radians, and keeps the percentage figure's sign droppable", () => {
+    expect(equal("\\frac{\\pi}{2}", "$90 \\text{ degrees}$")).toBe(true);
+    expect(equal("90^\\circ", "90")).toBe(true);
+    expect(equal("\\frac{\\pi}{2}", "90")).toBe(false);
+    expect(equal("12.5", "12.5\\%")).toBe(true);
+    expect(equal("33\\frac{1}{3}\\%", "100/3")).toBe(true);
+    expect(equal("0.5", "1/2\\%")).toBe(false);
+  });
+
+  it("reads a grouped amount with its currency or unit, and nothing that is a list", () => {
+    expect(equal("1250", "€1,250")).toBe(true);
+    expect(equal("1250", "1,250 USD")).toBe(true);
+    expect(equal("1250", "1, 250")).toBe(false);
+  });
+});

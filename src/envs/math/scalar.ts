@@ -1,7 +1,9 @@
 import type { MathNode } from "mathjs";
 import { createRng } from "../rng.js";
 import { decimalMath, floatMath } from "./mathjs.js";
+import { preciselyEqual, preciseRatio, ratioPositive, ratiosAgree } from "./precise.js";
 import { Rational } from "./rational.js";
+import { splitTopLevel } from "./structure.js";
 
 /**
  * Comparison of single values: numbers exactly (as rationals) when both sides are
@@ -34,6 +36,14 @@ export interface PreparedScalar {
   expr: string;
   /** The value was written with a percent sign. */
   percent: boolean;
+  /**
+   * A percentage figure: a plain number (`25`, `12.5`, a mixed number) with the sign, whose
+   * sign may be dropped (`25%` = `25`). A fraction or expression with a percent sign is only
+   * its value: `3/4%` is 0.0075, never 3/4.
+   */
+  percentFigure: boolean;
+  /** The value was written in degrees (`60^\circ`, `60°`, `60 degrees`). */
+  degrees: boolean;
   /** The cleaned text before identifiers were split for implicit multiplication. */
   raw: string;
 }
@@ -73,7 +83,12 @@ export function prepareScalar(raw: string, opts: { keepLabel?: boolean } = {}): 
     percent = true;
     text = text.replace(/\\?%/g, " ").trim();
   }
-  text = text.replace(/\\\$|\$/g, "").trim();
+  let degrees = false;
+  text = text.replace(/°|\s*\b(?:degrees?|deg)\s*$/g, () => {
+    degrees = true;
+    return " ";
+  }).trim();
+  text = text.replace(/\\\$|[$€£¥₹]/g, "").trim();
   const unitless = stripTrailingUnits(text);
   if (unitless !== text && isVariableFree(unitless)) text = unitless.trim();
   text = text.replace(/\b(?:percent|per cent)\b/g, () => {
@@ -84,8 +99,14 @@ export function prepareScalar(raw: string, opts: { keepLabel?: boolean } = {}): 
   if (/^[+-]?\d{1,3}([, ]\d{3})+(\.\d+)?$/.test(text)) text = text.replace(/[, ]/g, "");
   const mixed = /^([+-]?)(\d+)\s+(\d+)\s*\/\s*(\d+)$/.exec(text);
   if (mixed) text = `${mixed[1]}(${mixed[2]} + ${mixed[3]}/${mixed[4]})`;
-  return { expr: fixIdentifiers(text), percent, raw: text };
+  const percentFigure = percent && (PLAIN_NUMBER.test(text) || MIXED_NUMBER.test(text));
+  return { expr: fixIdentifiers(text), percent, percentFigure, degrees, raw: text };
 }
+
+/** A number written in digits: `25`, `-12.5`, `.5`. */
+const PLAIN_NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+/** A mixed number as latex.ts and prepareScalar write it: `(33 + ((1)/(3)))`, `(1 + 1/2)`. */
+const MIXED_NUMBER = /^[+-]?\(\s*\d+\s*\+\s*(?:\(\(\d+\)\/\(\d+\)\)|\d+\/\d+)\s*\)$/;
 
 /** A left side that names what the answer is, not part of its value: letters, subscripts, brackets, `:` `,` `|`. */
 export function isLabel(lhs: string): boolean {
@@ -139,9 +160,43 @@ const bitLength = (n: bigint): number => (n < 0n ? -n : n).toString(16).length *
 /** Set while toRational refuses a value for its size, not for being irrational. */
 let refusedForSize = false;
 
+/** Largest n whose n! toRational computes exactly (2000! has ~19,000 bits, as MAX_POWER_BITS). */
+const MAX_FACTORIAL = 2_000;
+
+/** n! exactly, for an integer 0 ≤ n ≤ MAX_FACTORIAL; past it refused for its size; null for anything else. */
+function factorialOf(a: Rational): Rational | null {
+  if (!a.isInteger() || a.num < 0n) return null;
+  if (a.num > BigInt(MAX_FACTORIAL)) {
+    refusedForSize = true;
+    return null;
+  }
+  let product = 1n;
+  for (let k = 2n; k <= a.num; k++) product *= k;
+  return new Rational(product);
+}
+
+/** C(n, k) exactly for integers 0 ≤ k ≤ n while it stays within MAX_POWER_BITS; past it refused for its size. */
+function binomialOf(n: Rational, k: Rational): Rational | null {
+  if (!n.isInteger() || !k.isInteger() || k.num < 0n || k.num > n.num) return null;
+  const small = k.num < n.num - k.num ? k.num : n.num - k.num;
+  if (Number(small) * bitLength(n.num) > MAX_POWER_BITS) {
+    refusedForSize = true;
+    return null;
+  }
+  let value = 1n;
+  for (let j = 1n; j <= small; j++) value = (value * (n.num - small + j)) / j;
+  return new Rational(value);
+}
+
 function toRational(node: MathNode): Rational | null {
-  const n = node as unknown as { type: string; value?: { toFraction?: () => [unknown, unknown] }; fn?: string; args?: MathNode[]; content?: MathNode };
+  const n = node as unknown as { type: string; value?: { toFraction?: () => [unknown, unknown] }; fn?: string | { name?: string }; args?: MathNode[]; content?: MathNode };
   switch (n.type) {
+    case "FunctionNode": {
+      // `\binom{100}{50}`: an integer, exactly (in floating point C(100,50) + 1 would equal it).
+      if (typeof n.fn !== "object" || n.fn?.name !== "combinations" || n.args?.length !== 2) return null;
+      const [top, bottom] = n.args.map(toRational);
+      return top && bottom ? binomialOf(top, bottom) : null;
+    }
     case "ConstantNode": {
       // `9.9e99999999` is a short literal whose exact value has 3·10^8 digits: building it
       // took minutes and gigabytes. Past MAX_LITERAL_EXPONENT it compares in floating point.
@@ -176,6 +231,8 @@ function toRational(node: MathNode): Rational | null {
             return a && b ? a.mul(b) : null;
           case "divide":
             return a && b ? a.div(b) : null;
+          case "factorial":
+            return a ? factorialOf(a) : null;
           case "pow":
             if (!a || !b || !b.isInteger()) return null;
             if (b.num > BigInt(MAX_POWER_BITS) || b.num < -BigInt(MAX_POWER_BITS) || Math.max(bitLength(a.num), bitLength(a.den)) * Math.abs(Number(b.num)) > MAX_POWER_BITS) {
@@ -208,16 +265,26 @@ function asComplex(value: unknown): Complexish | null {
   return null;
 }
 
+/**
+ * Tolerance of the double-precision pass, relative to the values' size (or 1). It only
+ * rejects: what agrees to it is confirmed at 32 digits (precise.ts), since values that differ
+ * by less (`\cos(x + 6.283185307)` against `\cos x`, `e^{50}+1` against `e^{50}`) are
+ * different answers. Where that cannot decide (complex values, sums), doubles must agree to
+ * TIGHT_TOL instead.
+ */
 const REL_TOL = 1e-9;
+const TIGHT_TOL = 1e-12;
 
-function close(a: number, b: number): boolean {
+function close(a: number, b: number, tol = REL_TOL): boolean {
   if (a === b) return true; // also equal infinities
   if (!Number.isFinite(a) || !Number.isFinite(b)) return false;
-  return Math.abs(a - b) <= REL_TOL * Math.max(1, Math.abs(a), Math.abs(b));
+  // Relative to the values' size, or to 1 when they are smaller; at TIGHT_TOL (used where
+  // nothing confirms it) to 1e-3 (`e^{i\pi} + 1` is 1.2e-16 off 0 in doubles).
+  return Math.abs(a - b) <= tol * Math.max(tol === TIGHT_TOL ? 1e-3 : 1, Math.abs(a), Math.abs(b));
 }
 
-function closeComplex(a: Complexish, b: Complexish): boolean {
-  return close(a.re, b.re) && close(a.im, b.im);
+function closeComplex(a: Complexish, b: Complexish, tol = REL_TOL): boolean {
+  return close(a.re, b.re, tol) && close(a.im, b.im, tol);
 }
 
 /**
@@ -340,6 +407,74 @@ function sampledValues(node: MathNode, vars: readonly string[]): (Complexish | n
   return values;
 }
 
+/**
+ * The sample points where two expressions' values agree in double precision (for equations:
+ * where lhs − rhs of one is the same constant times the other's), or null when a point
+ * disagrees. Points where either is undefined, or one is real and the other not, are left out.
+ */
+function doublesAgree(as: readonly (Complexish | null)[], bs: readonly (Complexish | null)[], equations: boolean, positiveFactor: boolean, tol: number): number[] | null {
+  const valid: number[] = [];
+  let ratio: Complexish | null = null;
+  for (let k = 0; k < SAMPLES.length; k++) {
+    const va = as[k];
+    const vb = bs[k];
+    if (!va || !vb || ![va.re, va.im, vb.re, vb.im].every(Number.isFinite)) continue;
+    // One side real and the other not: a real root (`\sqrt[3]{x}^2`) against a principal
+    // complex power (`x^{2/3}`) at a negative point; the point says nothing, at least 4 others must.
+    if ((Math.abs(va.im) < 1e-12) !== (Math.abs(vb.im) < 1e-12)) continue;
+    valid.push(k);
+    if (!equations) {
+      if (!closeComplex(va, vb, tol)) return null;
+      continue;
+    }
+    // Equations: lhs−rhs of one is a nonzero constant times the other's.
+    const aZero = Math.hypot(va.re, va.im) < 1e-12;
+    const bZero = Math.hypot(vb.re, vb.im) < 1e-12;
+    if (aZero || bZero) {
+      if (aZero !== bZero) return null;
+      continue;
+    }
+    const den = va.re * va.re + va.im * va.im;
+    const r = { re: (vb.re * va.re + vb.im * va.im) / den, im: (vb.im * va.re - vb.re * va.im) / den };
+    if (positiveFactor && !(r.re > 0 && Math.abs(r.im) < 1e-12)) return null;
+    if (!ratio) ratio = r;
+    else if (!closeComplex(ratio, r, tol)) return null;
+  }
+  return valid;
+}
+
+/** Sample points confirmed at 32 digits: a few, as the doubles already agree at all of them. */
+const PRECISE_POINTS = 2;
+
+/**
+ * What the doubles found equal, again at 32 digits at up to PRECISE_POINTS of the points where
+ * both are real: true or false, or null when no point can be evaluated there (complex values,
+ * sums) — or, for equations, fewer than two points give a ratio to compare.
+ */
+function confirmPrecisely(a: string, b: string, varsA: readonly string[], varsB: readonly string[], points: readonly number[], equations: boolean, positiveFactor: boolean): boolean | null {
+  const pointOf = (vars: readonly string[], k: number): Record<string, string> =>
+    Object.fromEntries(vars.map((v, j) => [v, String((SAMPLES[k] as number[])[j % 8])]));
+  let decided = 0;
+  let first: Exclude<ReturnType<typeof preciseRatio>, "zero" | "mixed" | null> | null = null;
+  for (const k of points) {
+    if (decided >= PRECISE_POINTS) break;
+    const pointA = pointOf(varsA, k);
+    const pointB = pointOf(varsB, k);
+    if (!equations) {
+      const same = preciselyEqual(a, b, pointA, pointB);
+      if (same === false) return false;
+      if (same) decided++;
+      continue;
+    }
+    const r = preciseRatio(a, b, pointA, pointB);
+    if (r === null || r === "zero") continue;
+    if (r === "mixed" || (positiveFactor && !ratioPositive(r)) || (first && !ratiosAgree(first, r))) return false;
+    first ??= r;
+    decided++;
+  }
+  return decided >= (equations ? 2 : 1) ? true : null;
+}
+
 /** Compares two expressions with variables (or `lhs = rhs` equations, up to a constant factor). */
 function symbolicEqual(a: string, b: string, equations: boolean, positiveFactor = false, strict = true): boolean {
   const na = parseFloatExpr(a);
@@ -355,34 +490,11 @@ function symbolicEqual(a: string, b: string, equations: boolean, positiveFactor 
   }
   const as = sampledValues(na, varsA);
   const bs = sampledValues(nb, varsB);
-  let valid = 0;
-  let ratio: Complexish | null = null;
-  for (let k = 0; k < SAMPLES.length; k++) {
-    const va = as[k];
-    const vb = bs[k];
-    if (!va || !vb || ![va.re, va.im, vb.re, vb.im].every(Number.isFinite)) continue;
-    // One side real and the other not: a real root (`\sqrt[3]{x}^2`) against a principal
-    // complex power (`x^{2/3}`) at a negative point; the point says nothing, at least 4 others must.
-    if ((Math.abs(va.im) < 1e-12) !== (Math.abs(vb.im) < 1e-12)) continue;
-    valid++;
-    if (!equations) {
-      if (!closeComplex(va, vb)) return false;
-      continue;
-    }
-    // Equations: lhs−rhs of one is a nonzero constant times the other's.
-    const aZero = Math.hypot(va.re, va.im) < 1e-12;
-    const bZero = Math.hypot(vb.re, vb.im) < 1e-12;
-    if (aZero || bZero) {
-      if (aZero !== bZero) return false;
-      continue;
-    }
-    const den = va.re * va.re + va.im * va.im;
-    const r = { re: (vb.re * va.re + vb.im * va.im) / den, im: (vb.im * va.re - vb.re * va.im) / den };
-    if (positiveFactor && !(r.re > 0 && Math.abs(r.im) < 1e-12)) return false;
-    if (!ratio) ratio = r;
-    else if (!closeComplex(ratio, r)) return false;
-  }
-  return valid >= 4;
+  const valid = doublesAgree(as, bs, equations, positiveFactor, REL_TOL);
+  if (!valid || valid.length < 4) return false;
+  const confirmed = confirmPrecisely(a, b, varsA, varsB, valid, equations, positiveFactor);
+  if (confirmed !== null) return confirmed;
+  return (doublesAgree(as, bs, equations, positiveFactor, TIGHT_TOL)?.length ?? 0) >= 4;
 }
 
 type RelationOp = "=" | "!=" | "<" | "<=";
@@ -465,6 +577,46 @@ function dummyArgumentValues(c: string, g: string): [string, string] | null {
   return free(cm) && free(gm) ? [(cm[3] as string).trim(), (gm[3] as string).trim()] : null;
 }
 
+/** Most parts a ratio is read with (`a:b:c:…`). */
+const MAX_RATIO_PARTS = 8;
+
+/** `7:32` → `["7", "32"]`: two or more parts, each a number or numeric expression (no variable, no relation); else null. */
+function ratioParts(text: string): string[] | null {
+  if (!text.includes(":") || /[=<>]/.test(text)) return null;
+  const parts = splitTopLevel(text, ":");
+  if (parts.length < 2 || parts.length > MAX_RATIO_PARTS) return null;
+  return parts.every((part) => /\d/.test(part) && isVariableFree(prepareScalar(part).expr)) ? parts : null;
+}
+
+/** A time of day, `3:45`, `12:00`: two such are compared as written, never as ratios (3:45 is not 1:15). */
+const CLOCK = /^\s*\d{1,2}\s*:\s*[0-5]\d\s*$/;
+
+/**
+ * Ratios: `7:32` = `14:64` (a:b = c:d when ad = bc; `1:2:3` = `2:4:6` part by part), and a
+ * two-part ratio against a value is its quotient (`7:32` = `\frac{7}{32}`, as math-verify
+ * reads `:`). Null when neither side is a ratio.
+ */
+function ratiosEqual(candidate: string, gold: string, options: ScalarOptions): { equal: boolean; method: ScalarMethod } | null {
+  const cp = ratioParts(candidate);
+  const gp = ratioParts(gold);
+  if (!cp && !gp) return null;
+  if (cp && gp) {
+    if (CLOCK.test(candidate) && CLOCK.test(gold)) return { equal: false, method: "text" };
+    if (cp.length !== gp.length) return { equal: false, method: "exact" };
+    for (let i = 0; i < cp.length; i++) {
+      for (let j = i + 1; j < cp.length; j++) {
+        if (!scalarEqual(`(${cp[i]})*(${gp[j]})`, `(${cp[j]})*(${gp[i]})`, options).equal) return { equal: false, method: "exact" };
+      }
+    }
+    return { equal: true, method: "exact" };
+  }
+  const parts = (cp ?? gp) as string[];
+  const other = cp ? gold : candidate;
+  if (parts.length !== 2 || other.includes(":")) return { equal: false, method: "exact" };
+  const quotient = `(${parts[0]})/(${parts[1]})`;
+  return cp ? scalarEqual(quotient, other, options) : scalarEqual(candidate, quotient, options);
+}
+
 /** Equal values, or null when the pair could not be compared as math (then text decides). */
 /**
  * `precision`: decimal places a written decimal stands for (0.3333 = 1/3 at 4); without it
@@ -475,6 +627,8 @@ export function scalarEqual(candidateRaw: string, goldRaw: string, options: Scal
   if (normalizedText(candidateRaw) === normalizedText(goldRaw)) return { equal: true, method: "text" };
   const dummies = dummyArgumentValues(candidateRaw, goldRaw);
   if (dummies) return scalarEqual(dummies[0], dummies[1], options);
+  const ratio = ratiosEqual(candidateRaw, goldRaw, options);
+  if (ratio) return ratio;
   // Two equations compare as equations (2x = 4 vs x = 2) before any `x =` label is dropped;
   // two inequalities as inequalities: rhs − lhs of one is a positive multiple of the other's
   // (`-x > -1` is `x < 1`).
@@ -500,27 +654,81 @@ export function scalarEqual(candidateRaw: string, goldRaw: string, options: Scal
     return { equal: symbolicEqual(c.expr, g.expr, false, false, strict), method: "symbolic" };
   }
 
-  // A percent sign on one side only: 25% equals both 25 and 0.25.
-  const hundred = new Rational(100n);
-  const cr = rationalOf(cNode);
-  const gr = rationalOf(gNode);
-  if (cr && gr) {
-    const equal = cr.equals(gr) || (g.percent && !c.percent && cr.equals(gr.div(hundred))) || (c.percent && !g.percent && cr.div(hundred).equals(gr));
-    if (equal || precision === undefined || !(hasDecimal(c.raw) || hasDecimal(g.raw))) return { equal, method: "exact" };
+  return constantsEqual(c, g, precision);
+}
+
+/**
+ * The values one side may stand for against the other: its own value; with a percent sign
+ * the other side lacks, that value / 100 (and the bare number only for a percentage figure:
+ * `25%` = `25`, but `3/4%` is not 3/4); in degrees where the other side is not, also the
+ * angle in radians (`60°` = `60` = `\frac{\pi}{3}`).
+ */
+function readingsOf(p: PreparedScalar, other: PreparedScalar): string[] {
+  const percentOnly = p.percent && !other.percent;
+  const out = percentOnly && !p.percentFigure ? [] : [p.expr];
+  if (percentOnly) out.push(`(${p.expr})/100`);
+  if (p.degrees && !other.degrees) out.push(`(${p.expr})*pi/180`);
+  return out;
+}
+
+/** Two values without variables, under every reading of each (readingsOf). */
+function constantsEqual(c: PreparedScalar, g: PreparedScalar, precision: number | undefined): { equal: boolean; method: ScalarMethod } {
+  let first: { equal: boolean; method: ScalarMethod } | null = null;
+  for (const a of readingsOf(c, g)) {
+    for (const b of readingsOf(g, c)) {
+      const verdict = valuesEqual(a, b, hasDecimal(c.raw), hasDecimal(g.raw), precision);
+      if (verdict.equal) return verdict;
+      first ??= verdict;
+    }
+  }
+  return first ?? { equal: false, method: "exact" };
+}
+
+/**
+ * Two values without variables, candidate `a` and reference `b`:
+ * - both rational: exactly; failing that, when either is written as a decimal, rounded to
+ *   `precision` places (math-verify's float_rounding: `0.333333` = `1/3` at 6 places);
+ * - otherwise in double precision, then confirmed at 32 digits (precise.ts); failing that,
+ *   only a reference written as a decimal is matched, within 1e-9 or rounded to `precision`
+ *   places (`3.141593` as reference takes `\pi`, but `\pi` as reference does not take
+ *   `3.141592654`: an exact irrational reference asks for the exact value).
+ */
+function valuesEqual(a: string, b: string, aDecimal: boolean, bDecimal: boolean, precision: number | undefined): { equal: boolean; method: ScalarMethod } {
+  const aNode = cachedParse(decimalParsed, (e) => decimalMath().parse(e), a);
+  const bNode = cachedParse(decimalParsed, (e) => decimalMath().parse(e), b);
+  if (!aNode || !bNode) return { equal: false, method: "text" };
+  const ar = rationalOf(aNode);
+  const br = rationalOf(bNode);
+  if (ar && br) {
+    if (ar.equals(br)) return { equal: true, method: "exact" };
+    if (precision === undefined || !(aDecimal || bDecimal)) return { equal: false, method: "exact" };
     // A decimal stands for its value at the stated precision: 0.3333 is 1/3 to 4 places.
-    return { equal: roundRational(cr, precision).equals(roundRational(gr, precision)), method: "rounded" };
+    return { equal: roundRational(ar, precision).equals(roundRational(br, precision)), method: "rounded" };
   }
   // A value too large (or small) to take exactly, `9.9e99999999`, `2^{10^{10}}`,
   // `10^{-10^{10}}`: in floating point it is Infinity or 0 and would equal any other such
   // value or 0 itself, so only the same text is the same answer.
-  if (tooLarge.has(cNode) || tooLarge.has(gNode)) return { equal: false, method: "text" };
-  const cv = parseFloatExpr(c.expr);
-  const gv = parseFloatExpr(g.expr);
-  const a = cv ? evaluateAt(cv, {}) : null;
-  const b = gv ? evaluateAt(gv, {}) : null;
-  if (!a || !b) return { equal: normalizedText(candidateRaw) === normalizedText(goldRaw), method: "text" };
-  const scaled = (v: Complexish, f: number): Complexish => ({ re: v.re * f, im: v.im * f });
-  const equal = closeComplex(a, b) || (g.percent && !c.percent && closeComplex(a, scaled(b, 0.01))) || (c.percent && !g.percent && closeComplex(scaled(a, 0.01), b));
-  if (equal || precision === undefined || !(hasDecimal(c.raw) || hasDecimal(g.raw))) return { equal, method: "numeric" };
-  return { equal: roundedEqual(a.re, b.re, precision) && roundedEqual(a.im, b.im, precision), method: "rounded" };
+  if (tooLarge.has(aNode) || tooLarge.has(bNode)) return { equal: false, method: "text" };
+  const af = parseFloatExpr(a);
+  const bf = parseFloatExpr(b);
+  const va = af ? evaluateAt(af, {}) : null;
+  const vb = bf ? evaluateAt(bf, {}) : null;
+  if (!va || !vb) return { equal: false, method: "text" };
+  // Different in double precision (both finite): no digits will make them equal. Undefined
+  // there (NaN: `\sin(10^{1000})`): not equal. Only agreeing or overflowing values go on.
+  const finite = [va.re, va.im, vb.re, vb.im].every(Number.isFinite);
+  if ([va.re, va.im, vb.re, vb.im].some(Number.isNaN)) return { equal: false, method: "numeric" };
+  // A reference written as a decimal is matched within the double tolerance, or rounded to `precision` places.
+  const rounded = (): { equal: boolean; method: ScalarMethod } => {
+    if (!bDecimal || !finite) return { equal: false, method: "numeric" };
+    if (closeComplex(va, vb)) return { equal: true, method: "numeric" };
+    if (precision === undefined) return { equal: false, method: "numeric" };
+    return { equal: roundedEqual(va.re, vb.re, precision) && roundedEqual(va.im, vb.im, precision), method: "rounded" };
+  };
+  if (finite && !closeComplex(va, vb)) return rounded();
+  const precise = preciselyEqual(a, b);
+  if (precise === true) return { equal: true, method: "numeric" };
+  // Not decidable at 32 digits (a complex value, a function decimal.js lacks): doubles decide, tightly.
+  if (precise === null && finite && closeComplex(va, vb, TIGHT_TOL)) return { equal: true, method: "numeric" };
+  return rounded();
 }

@@ -40,10 +40,26 @@ export interface MathVerdict extends Equivalence {
  * there is none. Readings past MATH_ANSWER_MAX_CHARS are skipped; when every one is, the
  * answer is refused as too long (AnswerTooLongError), as checkEquivalence refuses it.
  */
-function chosen(readings: readonly AnswerReading[], what: string): string | null {
+function chosen(readings: readonly AnswerReading[], what: string): AnswerReading | null {
   const usable = readings.filter((r) => r.text.length <= MATH_ANSWER_MAX_CHARS);
   if (usable.length === 0 && readings[0]) textWithin(readings[0].text, MATH_ANSWER_MAX_CHARS, what);
-  return (usable.find((r) => readsAsMath(r.text)) ?? usable[0])?.text ?? null;
+  return usable.find((r) => readsAsMath(r.text)) ?? usable[0] ?? null;
+}
+
+/** A bare `1,22` (one comma, no thousands grouping): a list, or a number written with a decimal comma. */
+const COMMA_DECIMAL = /^-?\d+,\d+$/;
+const THOUSANDS = /^-?\d{1,3}(?:,\d{3})+$/;
+/** A reference that is one decimal number written with a point. */
+const POINT_DECIMAL = /^-?\d*\.\d+$/;
+
+/**
+ * A candidate that is only `1,22` against a reference that is a decimal number (`1.22`) is
+ * that number written with a decimal comma, as math-verify's expr target reads it; against
+ * anything else (`122`, `\{1,22\}`, a list written `1,22`) it stays the list it is written as.
+ */
+function decimalComma(candidate: AnswerReading, reference: string): string {
+  if (candidate.how !== "whole" || !COMMA_DECIMAL.test(candidate.text) || THOUSANDS.test(candidate.text)) return candidate.text;
+  return POINT_DECIMAL.test(reference.trim()) ? candidate.text.replace(",", ".") : candidate.text;
 }
 
 /**
@@ -62,8 +78,9 @@ function chosen(readings: readonly AnswerReading[], what: string): string | null
 export function verifyMath(reference: string, candidate: string, options: VerifyMathOptions = {}): MathVerdict {
   const targets = options.targets ?? ["latex", "expr"];
   // The candidate first: when both are refused, the model's answer is the reason reported.
-  const cand = chosen(answerReadings(textWithin(candidate, MATH_TEXT_MAX_CHARS, "answer"), targets), "answer");
-  const ref = chosen(answerReadings(textWithin(reference, MATH_TEXT_MAX_CHARS, "reference answer"), targets), "reference answer");
+  const candReading = chosen(answerReadings(textWithin(candidate, MATH_TEXT_MAX_CHARS, "answer"), targets), "answer");
+  const ref = chosen(answerReadings(textWithin(reference, MATH_TEXT_MAX_CHARS, "reference answer"), targets), "reference answer")?.text ?? null;
+  const cand = candReading && ref !== null ? decimalComma(candReading, ref) : (candReading?.text ?? null);
   if (ref === null || cand === null) return { equal: false, method: "empty", reference: ref, candidate: cand };
   const precision = options.precision === "exact" ? undefined : (options.precision ?? DEFAULT_PRECISION);
   const verdict = checkEquivalence(cand, ref, { precision, relationsAsIntervals: options.allowSetRelationComparison, strict: options.strict });
