@@ -15,7 +15,8 @@
  *      and code, containers left), and 16 through verifiers (asyncio.gather).
  *
  * edgegym is the real Node server started in this process from src/ (startNodeServer with
- * `harborDirs: ["test/fixtures/harbor-tasks"]`, a SQLite file, 127.0.0.1, sandboxMaxLive 64,
+ * `harborDirs: ["test/fixtures/harbor-tasks"]`, a SQLite file, 127.0.0.1, sandboxMaxLive 64 and
+ * the tenant's sandboxes quota 64,
  * the reaper on), driven over HTTP; no build is needed. verifiers runs in a Python child
  * (bench/vf_docker_runtime.py, the venv of scripts/verifiers-venv.sh vf04) on the image
  * edgegym built for each task: HarborTaskset itself needs Python 3.12 and the harbor CLI and
@@ -33,6 +34,7 @@ import { promisify } from "node:util";
 import { databaseLabel } from "../src/server/node/harbor.js";
 import { containersWith, dockerReady } from "../test/support/docker.js";
 import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
+import { DEFAULT_QUOTAS } from "../src/server/tenants/quotas.js";
 import { REPO_ROOT } from "../test/support/node-server.js";
 import { HarborEpisodes, HttpFailure, type OracleTrial } from "./support/harbor-http.js";
 import { verifiersPython, VerifiersDockerRuntime, type ColdResult, type TrialResult, type TrialsResult } from "./support/vf-docker-runtime.js";
@@ -117,7 +119,8 @@ watchdog.unref();
 
 try {
   const dbPath = join(dir, "edgegym.db");
-  server = await startNodeServer({ port: 0, host: "127.0.0.1", dbPath, harborDirs: [FIXTURES], config: { sandboxMaxLive: 64 } });
+  // One keyless client drives 64 at once: the per-tenant cap (32 by default) is raised with the server's, so the run measures capacity, not the quota.
+  server = await startNodeServer({ port: 0, host: "127.0.0.1", dbPath, harborDirs: [FIXTURES], config: { sandboxMaxLive: 64, quotas: { ...DEFAULT_QUOTAS, maxSandboxes: 64 } } });
   dbLabel = databaseLabel(dbPath);
   const edgegym = new HarborEpisodes(server.url);
   vf = new VerifiersDockerRuntime(verifiersPython(), runId);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
 import { databaseLabel } from "../src/server/node/harbor.js";
 import { containersWith, dockerReady } from "./support/docker.js";
+import { harborHttp, toolCall, type Json } from "./support/harbor-http.js";
 import { REPO_ROOT } from "./support/node-server.js";
 
 /*
@@ -19,11 +20,6 @@ import { REPO_ROOT } from "./support/node-server.js";
 const FIXTURES = join(REPO_ROOT, "test/fixtures/harbor-tasks");
 const ready = dockerReady();
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- replies are asserted field by field
-type Json = any;
-
-let callSeq = 0;
-const call = (name: string, args: Record<string, unknown>) => ({ id: `call_${++callSeq}`, type: "function", function: { name, arguments: JSON.stringify(args) } });
 
 function docker(...args: string[]): string {
   return execFileSync("docker", args, { encoding: "utf8", timeout: 30_000 }).trim();
@@ -49,13 +45,9 @@ describe.skipIf(!ready)("forks and warm boxes of Harbor episodes on Docker", () 
   let server: RunningServer;
   let label: string;
 
-  const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: Json }> => {
-    const res = await fetch(`${server.url}${path}`, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    return { status: res.status, headers: res.headers, body: await res.json() };
-  };
-  const reset = (task: string) => api("POST", "/v1/envs/harbor/episodes", { args: { task } });
+  const { api, reset, step } = harborHttp(() => server.url);
   const bash = async (id: string, turn: number, command: string): Promise<string> => {
-    const r = await api("POST", `/v1/episodes/${id}/step`, { turn, message: { role: "assistant", content: "", tool_calls: [call("bash", { command })] } });
+    const r = await step(id, turn, "", [toolCall("bash", { command })]);
     expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
     return r.body.messages.find((m: Json) => m.role === "tool").content as string;
   };

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
 import { databaseLabel } from "../src/server/node/harbor.js";
 import { containersWith, dockerReady } from "./support/docker.js";
+import { harborHttp, toolCall, type Json } from "./support/harbor-http.js";
 import { REPO_ROOT } from "./support/node-server.js";
 
 /*
@@ -18,11 +19,7 @@ import { REPO_ROOT } from "./support/node-server.js";
 const FIXTURES = join(REPO_ROOT, "test/fixtures/harbor-tasks");
 const ready = dockerReady();
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- replies are asserted field by field
-type Json = any;
-
-let callSeq = 0;
-const call = (name: string, args: Record<string, unknown>) => ({ id: `call_${++callSeq}`, type: "function", function: { name, arguments: JSON.stringify(args) } });
+const call = toolCall;
 
 describe.skipIf(!ready)("harbor tasks on Docker, over HTTP", () => {
   let dir: string;
@@ -30,13 +27,7 @@ describe.skipIf(!ready)("harbor tasks on Docker, over HTTP", () => {
   let server: RunningServer;
   let label: string;
 
-  const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: Json }> => {
-    const res = await fetch(`${server.url}${path}`, { method, headers: body === undefined ? {} : { "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    return { status: res.status, headers: res.headers, body: await res.json() };
-  };
-  const reset = (task: string) => api("POST", "/v1/envs/harbor/episodes", { args: { task } });
-  const step = (id: string, turn: number, content: string, toolCalls: unknown[] = []) =>
-    api("POST", `/v1/episodes/${id}/step`, { turn, message: { role: "assistant", content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) } });
+  const { api, reset, step } = harborHttp(() => server.url);
   /** Harbor's oracle, as an agent: solve.sh written into the box and run with bash; then a final message. */
   const oracle = async (id: string, task: string) => {
     const solve = readFileSync(join(FIXTURES, task, "solution/solve.sh"), "utf8");
