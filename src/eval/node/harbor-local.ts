@@ -7,7 +7,7 @@ import type { EnvInfo, Example, ResetRequest, Score, Split, StepRequest } from "
 import type { ServerConfig } from "../../server/context.js";
 import { databaseLabel } from "../../server/node/harbor.js";
 import { startNodeServer, type RunningServer } from "../../server/node/serve.js";
-import { SANDBOX_LABELS } from "../../server/sandboxes/janitor.js";
+import { SANDBOX_LABELS } from "../../server/sandboxes/labels.js";
 import type { EpisodeDriver, EpisodeStart, EpisodeStep } from "../driver.js";
 import { HttpDriver } from "../http-driver.js";
 import type { RetryPolicy } from "../retry.js";

@@ -3,7 +3,7 @@ import { initialHarborState, type HarborState } from "../../envs/builtin/harbor/
 import type { HarborTaskDir } from "../../envs/builtin/harbor/task-dir.node.js";
 import { runVerifier, VerifierFailure } from "../../envs/builtin/harbor/verifier.js";
 import { SandboxError, type SandboxLimits, type SandboxProvider } from "../../envs/sandbox/types.js";
-import { SANDBOX_LABELS } from "../sandboxes/janitor.js";
+import { SANDBOX_LABELS } from "../sandboxes/labels.js";
 
 /** Labels of a check's containers: the role, and the run that made them (so Ctrl-C removes exactly its own). */
 export const CHECK_LABELS = { role: SANDBOX_LABELS.role, run: "edgegym.check", task: "edgegym.task" } as const;

@@ -7,7 +7,8 @@ import type { AnyEnvironment } from "../../envs/index.js";
 import { DockerSandboxProvider } from "../../envs/sandbox/docker.node.js";
 import { SandboxError } from "../../envs/sandbox/types.js";
 import { sandboxAdmission } from "../sandboxes/admission.js";
-import { SANDBOX_LABELS, sweepSandboxes, type EpisodeLookup, type SweepResult } from "../sandboxes/janitor.js";
+import { sweepSandboxes, type EpisodeLookup, type SweepResult } from "../sandboxes/janitor.js";
+import { SANDBOX_LABELS } from "../sandboxes/labels.js";
 import { WarmPool } from "../sandboxes/warm-pool.js";
 
 export interface HarborServeOptions {

@@ -2,8 +2,6 @@ import type { SandboxProvider } from "../../envs/sandbox/types.js";
 import { boxOwner } from "./box-names.js";
 import { SANDBOX_LABELS } from "./labels.js";
 
-export { SANDBOX_LABELS };
-
 /** What the janitor needs to know of an episode: whether it still owns a live sandbox. */
 export type EpisodeLookup = (episodeId: string) => Promise<{ status: "active" | "done" | "closed" | "expired"; scored: boolean } | undefined>;
 

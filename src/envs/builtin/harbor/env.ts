@@ -135,16 +135,14 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
         // A commit of the parent's filesystem (paused for the copy), then one box per fork from it: N branches start identical.
         const image = await runtime.provider.snapshot(state.sandbox.id, runtime.snapshotLabels).catch(sandboxFailure);
         const made = await Promise.allSettled(episodeIds.map((id) => runtime.provider.create(harborBoxSpec(task, runtime, image, runtime.labels(id, tenant)))));
+        const boxes = made.flatMap((m) => (m.status === "fulfilled" ? [m.value] : []));
         const failed = made.find((m): m is PromiseRejectedResult => m.status === "rejected");
         if (failed) {
-          await Promise.allSettled(made.flatMap((m) => (m.status === "fulfilled" ? [runtime.provider.destroy(m.value.id)] : [])));
+          await Promise.allSettled(boxes.map((box) => runtime.provider.destroy(box.id)));
           await runtime.provider.removeImage(image).catch(() => undefined);
           sandboxFailure(failed.reason);
         }
-        return made.map((m) => {
-          const record = (m as PromiseFulfilledResult<{ provider: string; id: string; image: string; imageDigest: string }>).value;
-          return { ...state, sandbox: { ...record, imageDigest: record.imageDigest || image }, snapshot: image };
-        });
+        return boxes.map((box) => ({ ...state, sandbox: { ...box, imageDigest: box.imageDigest || image }, snapshot: image }));
       },
     },
     rubric: defineRubric<HarborState>(
