@@ -34,6 +34,26 @@ export function staleReason() {
 }
 
 export function ensureBuild() {
+  compileIfStale();
+  ensureConsole();
+}
+
+/**
+ * The web console (/ui) and the API reference (/docs) are a vite build of their own, which
+ * tsc does not make: built here once when a checkout has none, so `npm start` on a fresh
+ * clone serves both as the README says. scripts/ensure-console.sh locks, so CLI processes
+ * started at once build it once.
+ */
+export function ensureConsole() {
+  if (!existsSync(join(ROOT, "tsconfig.build.json")) || !existsSync(join(ROOT, "console"))) return;
+  if (existsSync(join(ROOT, "dist", "console", "ui", "index.html"))) return;
+  if (!existsSync(join(ROOT, "node_modules", "vite"))) return;
+  const run = spawnSync("bash", [join(ROOT, "scripts", "ensure-console.sh")], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
+  // The API works without it: /ui and /docs then answer that the console is not built.
+  if (run.status !== 0) console.error("edgegym: building the web console failed (above); /ui and /docs stay off until `npm run build` succeeds.");
+}
+
+function compileIfStale() {
   const reason = staleReason();
   if (!reason) return;
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");

@@ -89,6 +89,28 @@ describe("bin/ensure-build.js", () => {
     expect(stale()).toBe("dist/ is missing");
   });
 
+  it("builds the console (/ui, /docs) once when a checkout has none, and never in an installed package", async () => {
+    // A stand-in for scripts/ensure-console.sh that records its runs and makes the file it checks for.
+    const fake = (name: string, withTsconfig: boolean) => {
+      const root = join(work, name);
+      for (const dir of ["bin", "console", "scripts", "node_modules/vite"]) mkdirSync(join(root, dir), { recursive: true });
+      if (withTsconfig) writeFileSync(join(root, "tsconfig.build.json"), "{}");
+      writeFileSync(join(root, "scripts", "ensure-console.sh"), 'echo run >> runs.txt; mkdir -p dist/console/ui && touch dist/console/ui/index.html\n');
+      copyFileSync(join(ROOT, "bin", "ensure-build.js"), join(root, "bin", "ensure-build.js"));
+      return root;
+    };
+    const runs = (root: string) => (existsSync(join(root, "runs.txt")) ? execFileSync("cat", [join(root, "runs.txt")], { encoding: "utf8" }).trim().split("\n").length : 0);
+    const clone = fake("fresh-console", true);
+    const mod = (await import(pathToFileURL(join(clone, "bin", "ensure-build.js")).href)) as { ensureConsole: () => void };
+    mod.ensureConsole();
+    mod.ensureConsole();
+    expect(runs(clone)).toBe(1);
+    expect(existsSync(join(clone, "dist", "console", "ui", "index.html"))).toBe(true);
+    const installed = fake("installed-console", false);
+    ((await import(pathToFileURL(join(installed, "bin", "ensure-build.js")).href)) as { ensureConsole: () => void }).ensureConsole();
+    expect(runs(installed)).toBe(0);
+  });
+
   it("does nothing in an installed package (no tsconfig.build.json)", async () => {
     const stale = await checkout("installed", { "src/a.ts": 300, "dist/server/node/cli.js": 200 });
     expect(stale()).toBeNull();
