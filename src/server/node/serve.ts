@@ -15,6 +15,9 @@ import { serveHarbor } from "./harbor.js";
 import { answerRefusedUpgrades } from "./upgrade-rejections.js";
 import { wsSocketFlow } from "./ws-flow.js";
 
+/** How long close() lets requests in flight finish before it cuts their connections. */
+const CLOSE_GRACE_MS = 5_000;
+
 export interface NodeServerOptions {
   port: number;
   host: string;
@@ -133,7 +136,14 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
           // Open sockets would keep server.close waiting; their episodes are durable, so clients reconnect elsewhere.
           for (const socket of sockets.clients) socket.terminate();
           sockets.close();
+          // A request still in flight (a browser's pending fetch, a slow client) would keep server.close waiting
+          // forever: it gets a bounded grace, then its connection is cut.
+          const drain = setTimeout(() => {
+            if ("closeAllConnections" in server) server.closeAllConnections();
+          }, CLOSE_GRACE_MS);
+          drain.unref();
           server.close((err) => {
+            clearTimeout(drain);
             // Every interpreter process is killed before close resolves.
             void Promise.allSettled([database.close(), nodeOnly.sandbox.close(), nodeOnly.closeMcp(), scoringThreads.close(), harbor?.close()]).finally(() => (err ? reject(err) : resolve()));
           });
