@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "./api.js";
 
 export type Loaded<T> = { state: "loading" } | { state: "error"; error: string } | { state: "ok"; value: T };
@@ -7,9 +7,12 @@ export type Loaded<T> = { state: "loading" } | { state: "error"; error: string }
 export function useLoad<T>(load: () => Promise<T>, key: string): [Loaded<T>, () => void] {
   const [result, setResult] = useState<Loaded<T>>({ state: "loading" });
   const [tick, setTick] = useState(0);
+  const shownKey = useRef<string | null>(null);
   useEffect(() => {
     let live = true;
-    setResult({ state: "loading" });
+    // A reload of the same key keeps what is shown until the new answer comes (a live view does not flicker).
+    if (shownKey.current !== key) setResult({ state: "loading" });
+    shownKey.current = key;
     load().then(
       (value) => live && setResult({ state: "ok", value }),
       (err: unknown) => live && setResult({ state: "error", error: errorText(err) }),

@@ -99,6 +99,8 @@ export interface StartOptions {
   episodeId?: string | undefined;
   /** The tenant that asked, handed to `setup` (SetupContext.tenant). */
   tenant?: string | undefined;
+  /** The episode runs an agent harness in its sandbox (SetupContext.harness). */
+  harness?: boolean | undefined;
 }
 
 function randomSeed(): number {
@@ -158,7 +160,7 @@ export async function startEpisode(env: AnyEnvironment, opts: StartOptions): Pro
   const args = parseArgs(env, opts.args);
   const { split, index, seed } = resolveTask(env, opts);
   const row = await loadTask(env, split, index, args);
-  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index, ...(opts.episodeId === undefined ? {} : { episodeId: opts.episodeId }), ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }) });
+  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index, ...(opts.episodeId === undefined ? {} : { episodeId: opts.episodeId }), ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }), ...(opts.harness ? { harness: true } : {}) });
   const state = env.stateSchema.parse(setup.state);
   const messages = [...openingMessages(env, row), ...(setup.messages ?? [])];
   return {

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { HarnessTarget } from "./sandbox/agent-state.js";
 import type { AssistantMessage, ChatMessage, Score, Split, ToolDefinition } from "../protocol/index.js";
 import type { EnvServices } from "./judges.js";
 import type { Rng } from "./rng.js";
@@ -44,6 +45,11 @@ export interface SetupContext<Args> {
   episodeId?: string;
   /** The tenant (API key name) that asked, for resources counted per tenant. Absent outside a server. */
   tenant?: string;
+  /**
+   * The episode will run an agent harness in its sandbox (reset with `agent`): the sandbox
+   * must reach the server's model endpoint (and, for an offline task, nothing else).
+   */
+  harness?: boolean;
 }
 
 /** Why an episode's resources are released. */
@@ -73,6 +79,11 @@ export interface EpisodeResources<State> {
    * (`fork_unavailable`, reason `resources_history`).
    */
   fork?(state: State, context: ForkResourcesContext): Promise<State[]>;
+  /** Set by environments whose episodes can run an agent harness in their sandbox (reset with `agent`). */
+  harness?: {
+    /** Where the agent of the episode in `state` runs. */
+    target(state: State): HarnessTarget;
+  };
 }
 
 export interface SetupResult<State> {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AssistantMessage, ChatMessage, ToolDefinition } from "./messages.js";
 import { EnvHash, Split, TaskIndex } from "./envs.js";
+import { AgentRun, AgentSpec, ModelCall, ModelEndpoint } from "./model-endpoint.js";
 
 const JsonObject = z.record(z.string(), z.unknown());
 
@@ -26,6 +27,7 @@ export const ResetRequest = z
     args: JsonObject.optional().meta({ description: "Environment arguments, validated by the environment's `args_schema`." }),
     ttl_seconds: z.number().int().min(1).optional().meta({ description: "Time to live after the last activity; capped by the server's maximum.", example: 3600 }),
     metadata: JsonObject.optional().meta({ description: "Free-form data stored with the episode and returned with it." }),
+    agent: AgentSpec.optional(),
   })
   .strict()
   .meta({ id: "ResetRequest", example: { split: "train", index: 0 } });
@@ -49,6 +51,7 @@ export const ResetResponse = z
     done: DoneField,
     max_turns: MaxTurnsField,
     expires_at: ExpiresAtField,
+    model_endpoint: ModelEndpoint.optional().meta({ description: "With `agent`: the episode's model endpoint and its key (the agent in the container gets its own URLs to the same endpoint)." }),
   })
   .strict()
   .meta({ id: "ResetResponse" });
@@ -79,7 +82,12 @@ export const SampledTokens = z
       .max(MAX_SAMPLED_TOKENS)
       .optional()
       .meta({ description: "The sampler's log-probability of each token in `token_ids` (same length).", example: [-0.01, -0.2, -0.003, -1.5] }),
-    template_hash: TemplateHash,
+    template_hash: TemplateHash.optional(),
+    prompt_token_ids: z
+      .array(z.number().int().min(0).max(2 ** 31 - 1))
+      .max(MAX_SAMPLED_TOKENS)
+      .optional()
+      .meta({ description: "The prompt's token ids as the sampler saw them (recorded by a harness episode's endpoint from a vLLM upstream).", example: [151644, 872, 198] }),
   })
   .strict()
   // One logprob per token id is checked by the server (400 invalid_request), not here: a
@@ -216,6 +224,7 @@ export const EpisodeTurn = z
     turn: z.number().int().min(0).meta({ description: "0: the opening messages; t ≥ 1: the t-th assistant message and the environment's reply.", example: 1 }),
     message_count: z.number().int().min(0).meta({ description: "How many entries of `messages` this turn contributes, in order.", example: 2 }),
     sampled: z.union([SampledTokens, z.null()]),
+    call: ModelCall.optional().meta({ description: "A harness episode's model call (request, reply, usage, latency) that made this turn." }),
     created_at: z.iso.datetime().meta({
       description: "When the turn was stored: turn 0 at reset, turn t when its step was applied (a fork's prefix keeps its parent's times). The gap to the previous turn is the time between steps: the client's generation plus the environment's reply.",
       example: "2026-11-22T12:00:03.120Z",
@@ -252,6 +261,7 @@ export const Episode = z
     parent: EpisodeParent.nullable(),
     tools: z.array(ToolDefinition).meta({ description: "Tools the episode offers the model (empty when none)." }),
     score: Score.nullable(),
+    agent: AgentRun.optional().meta({ description: "A harness episode's agent: its status, exit code, output tail and time." }),
     metadata: JsonObject.meta({ description: "The free-form data given at reset or fork." }),
     created_at: z.iso.datetime().meta({ description: "When the episode was reset or forked (ISO 8601, UTC)." }),
     updated_at: z.iso.datetime().meta({ description: "When the episode last changed: a step, a score, a close (ISO 8601, UTC)." }),

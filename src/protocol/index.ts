@@ -3,6 +3,7 @@ export * from "./messages.js";
 export * from "./errors.js";
 export * from "./envs.js";
 export * from "./episodes.js";
+export * from "./model-endpoint.js";
 export * from "./scoring.js";
 export * from "./evals.js";
 export * from "./rescore.js";

@@ -1,4 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { ModelCalls } from "./model-endpoint/model-calls.js";
+import { registerModelEndpointRoutes } from "./routes/model-endpoint.js";
 import { describeEnv } from "../envs/index.js";
 import { DEFAULT_CONFIG, type AppDeps, type AppEnv, type ServerConfig } from "./context.js";
 import { sqliteStores, type EpisodeStorage } from "./db/stores.js";
@@ -54,7 +56,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   const store = stores.episodes;
   // Environments get the operator's judges (URLs, keys) from here, never from a client's args.
   const registry = deps.registry.withServices({ judges: config.judges });
-  const service = new EpisodeService(store, registry, config, clock);
+  const service = new EpisodeService(store, registry, config, clock, deps.agents);
   const evals = new EvalService(stores.evals, registry, config, clock, deps.evalModel);
 
   const app = new OpenAPIHono<AppEnv>({
@@ -92,6 +94,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => Promise.all(registry.list().map(describeEnv)));
   registerEpisodeRoutes(app, service);
+  registerModelEndpointRoutes(app, new ModelCalls(store, config, clock), config.modelRequestMaxBytes);
   // Both socket wires share one per-tenant count (the `sockets` quota) and the runtime's view of socket output.
   const sockets = { flow: deps.socketFlow, tenantSlots: new StreamSlots(config.quotas.maxSockets) };
   registerSessionSocketRoute(app, service, config, deps.upgradeWebSocket, sockets);

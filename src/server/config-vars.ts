@@ -2,6 +2,7 @@ import type { ServerConfig } from "./context.js";
 import { judgeCatalogFrom, type JudgesConfig, type JudgeVars } from "../envs/judges-config.js";
 import { quotasFromSettings, type QuotasFileSection, type QuotaVars } from "./tenants/quota-config.js";
 import { APP_SETTINGS, settingValue } from "./settings.js";
+import { parseUpstreamsVar, upstreamCatalog, type UpstreamsConfig } from "./model-endpoint/upstreams.js";
 
 export { parseApiKeys } from "./settings.js";
 
@@ -17,6 +18,7 @@ export type SharedFileSettings = Readonly<Record<string, unknown>> & {
   judges?: JudgesConfig | undefined;
   default_judge?: string | undefined;
   quotas?: QuotasFileSection | undefined;
+  model_upstreams?: UpstreamsConfig | undefined;
 };
 
 /**
@@ -35,6 +37,12 @@ export function serverConfigFromVars(vars: object, file: SharedFileSettings = {}
   // A judge's api_key_env names another var or secret of the same set.
   const judges = judgeCatalogFrom(values as JudgeVars & Record<string, unknown>, { judges: file.judges, default_judge: file.default_judge });
   if (judges.judges.length) out.judges = judges;
+  if (runtime === "node") {
+    // File upstreams first, the variable's win by name; each key read from the variable it names.
+    const raw = typeof values.EDGEGYM_MODEL_UPSTREAMS === "string" && values.EDGEGYM_MODEL_UPSTREAMS.trim() !== "" ? parseUpstreamsVar(values.EDGEGYM_MODEL_UPSTREAMS) : {};
+    const merged = { ...(file.model_upstreams ?? {}), ...raw };
+    if (Object.keys(merged).length) out.modelUpstreams = upstreamCatalog(merged, values);
+  }
   const quotas = quotasFromSettings(values as QuotaVars, file.quotas);
   if (quotas) out.quotas = quotas;
   return out;

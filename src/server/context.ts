@@ -1,4 +1,5 @@
 import type { UpgradeWebSocket } from "hono/ws";
+import { EMPTY_UPSTREAMS, type UpstreamCatalog } from "./model-endpoint/upstreams.js";
 import type { EnvRegistry, EnvVersionCheck } from "../envs/index.js";
 import { EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../envs/judges.js";
 import type { ChatModel } from "../eval/model.js";
@@ -95,6 +96,16 @@ export interface ServerConfig {
   sandboxEgressPort: number;
   /** Who filters the host's ports from the egress network: the server (`iptables`) or the operator (`external`). */
   sandboxEgressFirewall: "iptables" | "external";
+  /** Model upstreams harness episodes may call, by name (src/server/model-endpoint/upstreams.ts); their URLs and keys never reach a client or a container. */
+  modelUpstreams: UpstreamCatalog;
+  /** A harness episode's model calls, unless its reset asks for fewer. */
+  agentMaxCalls: number;
+  /** A harness episode's prompt plus completion tokens, unless its reset asks for fewer. */
+  agentMaxTokens: number;
+  /** Longest one upstream call may take before the agent gets a 504. */
+  modelCallTimeoutMs: number;
+  /** Largest body the agent may send to its model endpoint (a long conversation with tool output). */
+  modelRequestMaxBytes: number;
 }
 
 export const DEFAULT_CONFIG: ServerConfig = {
@@ -135,6 +146,11 @@ export const DEFAULT_CONFIG: ServerConfig = {
   sandboxPids: 512,
   sandboxEgressPort: 3128,
   sandboxEgressFirewall: "iptables",
+  modelUpstreams: EMPTY_UPSTREAMS,
+  agentMaxCalls: 500,
+  agentMaxTokens: 20_000_000,
+  modelCallTimeoutMs: 600_000,
+  modelRequestMaxBytes: 16 * 1024 * 1024,
 };
 
 /** Everything the app needs, injected so tests and both runtimes build it the same way. */
@@ -153,6 +169,8 @@ export interface AppDeps {
   upgradeWebSocket?: UpgradeWebSocket;
   /** What the runtime's sockets tell of their output (`ws` on Node); without it socket output is not metered. */
   socketFlow?: SocketFlow;
+  /** Starts a harness episode's agent once its reset is stored (Node: the agent runner, src/server/node/agent-runner.ts). */
+  agents?: (episodeId: string, key: string) => Promise<void>;
   /** The web console's built files (`/ui`, `/docs`): from disk on Node, the ASSETS binding on Workers; without them those pages answer 404. */
   assets?: StaticAssets;
 }

@@ -34,6 +34,8 @@ import type { EpisodeStorage } from "./db/stores.js";
 import { isoTime } from "./iso-time.js";
 import { newEpisodeId } from "./episode-id.js";
 import type { ReleaseReason } from "../envs/index.js";
+import type { ModelCall } from "../protocol/index.js";
+import { agentRunView, isHarnessState, modelEndpoint, prepareHarness } from "./model-endpoint/harness-reset.js";
 
 const iso = isoTime;
 
@@ -83,6 +85,8 @@ export class EpisodeService {
     private readonly registry: EnvRegistry,
     private readonly config: ServerConfig,
     private readonly clock: () => number,
+    /** Starts a new harness episode's agent (Node: the agent runner); without it a reset with `agent` is refused. */
+    private readonly agents?: (episodeId: string, key: string) => Promise<void>,
   ) {
     this.quotas = new EpisodeQuotas(store, config.quotas, clock);
   }
@@ -100,12 +104,16 @@ export class EpisodeService {
    * which task (ORS mints the id at /create_session); with it, give an idempotency key too,
    * so a retried create finds the episode instead of colliding with it.
    */
-  async reset(viewer: Tenant, envId: string, body: ResetRequest, idempotencyKey: string | undefined, episodeId?: string): Promise<{ response: ResetResponse; replayed: boolean }> {
+  async reset(viewer: Tenant, envId: string, body: ResetRequest, idempotencyKey: string | undefined, episodeId?: string, origin?: string): Promise<{ response: ResetResponse; replayed: boolean }> {
     this.quotas.takeResetToken(viewer.name);
     const env = this.env(envId);
+    // Checked before setup makes a container: an unknown upstream or an env without sandboxes is the request's fault.
+    const harness = body.agent ? await prepareHarness(env, body.agent, this.config, this.clock()) : null;
     // Picked before setup, so resources setup makes (a container) carry their owner's id.
     const id = episodeId ?? newEpisodeId();
-    const snapshot = await startEpisode(env, { ...body, episodeId: id, tenant: viewer.name });
+    const { agent: _agent, ...startBody } = body;
+    const snapshot = await startEpisode(env, { ...startBody, episodeId: id, tenant: viewer.name, harness: harness !== null });
+    if (harness) snapshot.state = { ...(snapshot.state as object), agent: harness.state };
     const metadataBytes = utf8Length(JSON.stringify(body.metadata ?? {}));
     const rowBytes = metadataBytes + utf8Length(JSON.stringify(snapshot.args)) + utf8Length(JSON.stringify(snapshot.messages)) + utf8Length(JSON.stringify(snapshot.state ?? null));
     await this.quotas.admitReset(viewer.name, metadataBytes, rowBytes);
@@ -153,6 +161,9 @@ export class EpisodeService {
     if (!created && row.requestHash !== canonical(body)) {
       throw new ApiError("idempotency_key_reused", "this Idempotency-Key was used for a reset with a different body; use a new key");
     }
+    // A replayed harness reset cannot give the key again (only its hash is stored): the first reply had it.
+    if (harness && !created) throw new ApiError("idempotency_key_reused", "a harness episode's reset cannot be replayed: its endpoint key was returned once, by the first reset; start a new episode");
+    if (harness) await this.launchAgent(env, row.id, row.state, harness.key);
     return {
       replayed: !created,
       response: {
@@ -169,8 +180,21 @@ export class EpisodeService {
         ...episodeView(env, row.state),
         done: false,
         expires_at: iso(row.expiresAt),
+        ...(harness ? { model_endpoint: modelEndpoint(origin ?? "http://localhost", row.id, harness.key) } : {}),
       },
     };
+  }
+
+  /** Starts the agent of a stored harness episode; one that cannot start ends the episode and frees its container. */
+  private async launchAgent(env: AnyEnvironment, id: string, state: unknown, key: string): Promise<void> {
+    try {
+      if (!this.agents) throw new Error("this server runs no agents (sandboxes need the Node server)");
+      await this.agents(id, key);
+    } catch (err) {
+      await this.store.settleHead(id, 0, state, { stopReason: "agent_start_failed", truncated: true }, this.clock());
+      await this.release(env, state, "closed");
+      throw new ApiError("sandbox_start_failed", `the agent could not be started: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   /** The opening messages of an episode made by reset (its own turn 0). */
@@ -248,6 +272,7 @@ export class EpisodeService {
     }
     if (row.status === "closed") throw new ApiError("episode_closed", `episode "${id}" was closed`);
     if (row.status === "done") throw new ApiError("episode_done", `episode "${id}" is done (${row.stopReason ?? "finished"}); score it or start a new one`);
+    if (isHarnessState(row.state)) throw new ApiError("invalid_request", `episode "${id}" runs an agent harness: its turns are the agent's model calls, not steps; wait for it to end (GET it), then score it`);
     if (req.sampled?.logprobs !== undefined && req.sampled.logprobs.length !== req.sampled.token_ids.length) {
       throw new ApiError("invalid_request", `sampled.logprobs has ${req.sampled.logprobs.length} entries for ${req.sampled.token_ids.length} token ids; send one per token`, {
         issues: [{ path: ["sampled", "logprobs"], message: "one logprob per token id" }],
@@ -331,7 +356,13 @@ export class EpisodeService {
     for (const record of records) {
       const own = turnMessages(record);
       messages.push(...own);
-      turns.push({ turn: record.turn, message_count: own.length, sampled: (record.sampled as SampledTokens | null) ?? null, created_at: new Date(record.createdAt).toISOString() });
+      turns.push({
+        turn: record.turn,
+        message_count: own.length,
+        sampled: (record.sampled as SampledTokens | null) ?? null,
+        ...(record.call ? { call: record.call as ModelCall } : {}),
+        created_at: new Date(record.createdAt).toISOString(),
+      });
     }
     return {
       episode_id: row.id,
@@ -357,6 +388,7 @@ export class EpisodeService {
       parent: row.parentId !== null && row.forkTurn !== null ? { episode_id: row.parentId, turn: row.forkTurn } : null,
       tools: env ? episodeTools(env, row.state) : [],
       score: (row.score as Score | null) ?? null,
+      ...agentRunView(row.state),
       metadata: row.metadata,
       created_at: iso(row.createdAt),
       updated_at: iso(row.updatedAt),
@@ -407,6 +439,9 @@ export class EpisodeService {
     await assertEnvVersion(env, parent, this.config.envVersionCheck);
     if (turn > parent.turn) throw new ApiError("turn_conflict", `episode is at turn ${parent.turn}; cannot fork after turn ${turn}`, { episode_turn: parent.turn });
     const resources = env.episodeResources;
+    if (isHarnessState(parent.state)) {
+      throw new ApiError("fork_unavailable", `episode "${id}" runs an agent harness: its agent's process cannot be forked with its container; start a new episode`, { reason: "harness" });
+    }
     if (resources && !resources.fork) {
       // A container is not in the row: a fork would share the parent's box, or start from nothing.
       throw new ApiError("fork_unavailable", `episodes of ${env.id} own resources outside the database (a container) that forks cannot copy; start a new episode instead`, { reason: "resources" });

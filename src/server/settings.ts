@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { UpstreamsConfig } from "./model-endpoint/upstreams.js";
 import { MathDatasetConfig, mathDatasetConfigFromVar } from "../envs/builtin/math-dataset/index.js";
 import { JudgesConfig } from "../envs/judges-config.js";
 import type { ServerConfig } from "./context.js";
@@ -253,6 +254,21 @@ export const APP_SETTINGS: readonly Setting[] = [
     doc: "time one rollout's scoring may take for environments loaded from modules (`--env ./my-env.js`; a group scored together gets this per member). Their rubrics run in a worker thread per module, so a reward function that never returns holds that thread, never the server (`/health` keeps answering); past the budget the score is 0 with `score_timeout: …` on its components (trainers mask it) and a stuck thread is stopped. Built-ins bound their own calls; on a Worker, workerd's CPU limit per request applies instead ([authoring.md](authoring.md#time-budget))",
     parse: positiveInt("EDGEGYM_SCORE_TIMEOUT_SECONDS"), file: positive, apply: (c, v) => { c.scoreTimeoutMs = v * 1000; },
   }),
+  setting({
+    variable: "EDGEGYM_AGENT_MAX_CALLS", fileKey: "agent_max_calls", flag: null, runtimes: "node", default: "500",
+    doc: "model calls one harness episode's agent may make (a reset's `agent.limits.max_calls` may ask for fewer); the call past it ends the episode with `call_limit` ([harnesses.md](harnesses.md))",
+    parse: positiveInt("EDGEGYM_AGENT_MAX_CALLS"), file: positive, apply: (c, v) => { c.agentMaxCalls = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_AGENT_MAX_TOKENS", fileKey: "agent_max_tokens", flag: null, runtimes: "node", default: "20000000",
+    doc: "prompt plus completion tokens over one harness episode's calls, as its upstream counts them; past it the episode ends with `token_limit`",
+    parse: positiveInt("EDGEGYM_AGENT_MAX_TOKENS"), file: positive, apply: (c, v) => { c.agentMaxTokens = v; },
+  }),
+  setting({
+    variable: "EDGEGYM_MODEL_CALL_TIMEOUT_SECONDS", fileKey: "model_call_timeout_seconds", flag: null, runtimes: "node", default: "600",
+    doc: "longest one upstream call of a harness episode may take; past it the agent gets 504 (recorded as the call's error)",
+    parse: positiveInt("EDGEGYM_MODEL_CALL_TIMEOUT_SECONDS"), file: positive, apply: (c, v) => { c.modelCallTimeoutMs = v * 1000; },
+  }),
 ];
 
 /**
@@ -266,6 +282,7 @@ export const COMPOSITE_SETTINGS: readonly Setting[] = [
   ),
   setting<unknown>({ variable: "(config file only)", fileKey: "quotas", flag: null, runtimes: "both", default: "on", doc: "the quotas above as one object, e.g. `{\"open_episodes\": 500, \"event_streams\": \"off\"}`", parse: text, file: QuotasFileSection }),
   setting<unknown>({ variable: "EDGEGYM_JUDGES", fileKey: "judges", flag: null, runtimes: "both", default: "none", doc: "the LLM judges judge-qa may call, by name, as JSON; clients pick one by name ([security-outbound.md](security-outbound.md))", parse: text, file: JudgesConfig }),
+  setting<unknown>({ variable: "EDGEGYM_MODEL_UPSTREAMS", fileKey: "model_upstreams", flag: null, runtimes: "node", default: "none", doc: "the model servers harness episodes' agents are proxied to, by name, as JSON: `{\"vllm\": {\"base_url\": \"http://127.0.0.1:8000/v1\", \"vllm\": true, \"api_key_env\": \"VLLM_KEY\"}}` (`vllm`: it returns token ids); a reset's `agent.upstream` picks one ([harnesses.md](harnesses.md))", parse: text, file: UpstreamsConfig }),
   setting({ variable: "EDGEGYM_DEFAULT_JUDGE", fileKey: "default_judge", flag: null, runtimes: "both", default: "the only judge", doc: "the judge used when a client names none", parse: text, file: z.string().min(1) }),
   setting({ variable: "EDGEGYM_JUDGE_BASE_URL", fileKey: null, flag: null, runtimes: "both", default: "none", doc: "with `EDGEGYM_JUDGE_MODEL` (comma-separated) and `EDGEGYM_JUDGE_API_KEY`: a judge named `default`", parse: text, file: null }),
   setting({ variable: "EDGEGYM_JUDGE_MODEL", fileKey: null, flag: null, runtimes: "both", default: "none", doc: "the default judge's models", parse: text, file: null }),

@@ -1,7 +1,8 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { Episode } from "../../../src/protocol/index.js";
 import { api } from "../api.js";
 import { ForkChildren } from "../components/forks.js";
+import { AgentRunView, ModelCalls } from "../components/harness.js";
 import { ScoreView } from "../components/score.js";
 import { Transcript } from "../components/transcript.js";
 import { href, navigate } from "../router.js";
@@ -67,7 +68,14 @@ function ToolFacts({ facts }: { facts: EpisodeToolFacts }) {
 }
 
 export function EpisodePage({ episodeId }: { episodeId: string }) {
-  const [ep] = useLoad(() => api<Episode>("GET", `/v1/episodes/${encodeURIComponent(episodeId)}`), episodeId);
+  const [ep, reload] = useLoad(() => api<Episode>("GET", `/v1/episodes/${encodeURIComponent(episodeId)}`), episodeId);
+  // A harness episode's calls come in while its agent runs: shown live.
+  const running = ep.state === "ok" && ep.value.agent?.status === "running";
+  useEffect(() => {
+    if (!running) return undefined;
+    const timer = setInterval(reload, 2000);
+    return () => clearInterval(timer);
+  }, [running]);
   if (ep.state !== "ok") return <PageState title={`Episode ${episodeId}`} error={ep.state === "error" ? ep.error : null} busy={`Loading ${episodeId}…`} />;
   const e = ep.value;
   const sampled = e.turns.filter((t) => t.sampled);
@@ -94,7 +102,7 @@ export function EpisodePage({ episodeId }: { episodeId: string }) {
       ) : null}
       {e.error ? <p class="error">{e.error}</p> : null}
       {Object.keys(e.args).length ? <pre class="block">args {JSON.stringify(e.args, null, 2)}</pre> : null}
-      {e.status === "active" ? (
+      {e.status === "active" && !e.agent ? (
         <p>
           <a class="button" href={href(`/play/${encodeURIComponent(e.env_id)}?episode=${encodeURIComponent(e.episode_id)}`)}>
             Continue playing
@@ -102,8 +110,10 @@ export function EpisodePage({ episodeId }: { episodeId: string }) {
         </p>
       ) : null}
       {toolFacts ? <ToolFacts facts={toolFacts} /> : null}
+      <AgentRunView episode={e} />
       <h2>Transcript</h2>
       <Transcript messages={e.messages} notes={turnNotes(e)} />
+      <ModelCalls episode={e} />
       <h2>Score</h2>
       {e.score ? <ScoreView score={e.score} /> : <p class="muted">not scored</p>}
       {sampled.length ? (
@@ -112,7 +122,8 @@ export function EpisodePage({ episodeId }: { episodeId: string }) {
           {sampled.map((t) => (
             <details key={t.turn}>
               <summary>
-                turn {t.turn}: {t.sampled!.token_ids.length} token ids · template {t.sampled!.template_hash}
+                turn {t.turn}: {t.sampled!.token_ids.length} token ids
+                {t.sampled!.prompt_token_ids ? ` · ${t.sampled!.prompt_token_ids.length} prompt token ids` : ""} · template {t.sampled!.template_hash ?? "none (recorded by a proxy)"}
               </summary>
               <pre class="block">{JSON.stringify(t.sampled!.token_ids)}</pre>
               {t.sampled!.logprobs ? <pre class="block">logprobs {JSON.stringify(t.sampled!.logprobs.map((x) => Number(x.toFixed(4))))}</pre> : null}

@@ -53,6 +53,14 @@ export interface DockerEgressOptions {
   resolve?: (host: string) => Promise<string[]>;
 }
 
+/**
+ * The server's own HTTP service for sandboxes, answered on the proxy's address: requests
+ * addressed to the proxy itself (origin-form `POST /path`, or an absolute URI naming the
+ * gateway and port) go here instead of being judged as egress. What it serves authenticates
+ * each request itself (harness episodes' model endpoints, by episode key).
+ */
+export type LocalService = (req: IncomingMessage, res: ServerResponse) => void;
+
 /** What a container of an allowlist spec gets: its network, the label and the proxy environment. */
 export interface EgressRoute {
   network: string;
@@ -298,6 +306,8 @@ export class EgressProxy {
   private readonly connectTimeoutMs: number;
   private readonly idleTimeoutMs: number;
   private port = 0;
+  /** Set by the provider's owner (DockerEgress.serveLocal); null: origin-form requests are refused as before. */
+  local: LocalService | null = null;
 
   constructor(
     engine: DockerEngine,
@@ -364,6 +374,17 @@ export class EgressProxy {
   /** Drops the address → container map: a container just started may hold a reused address. */
   forget(): void {
     this.sources.forget();
+  }
+
+  /** An origin-form request, or an absolute `http://` URI naming this proxy's own address and port (a client that sent it through its HTTP_PROXY). */
+  private addressedToSelf(raw: string): boolean {
+    if (raw.startsWith("/")) return true;
+    try {
+      const url = new URL(raw);
+      return url.protocol === "http:" && url.hostname === this.network.gateway && Number(url.port || 80) === this.port;
+    } catch {
+      return false;
+    }
   }
 
   private track(socket: Socket | Duplex): void {
@@ -486,6 +507,10 @@ export class EgressProxy {
       res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8", "Content-Length": Buffer.byteLength(body) }).end(body);
     };
     const raw = req.url ?? "";
+    if (this.local && this.addressedToSelf(raw)) {
+      if (!raw.startsWith("/")) req.url = new URL(raw).pathname + new URL(raw).search;
+      return this.local(req, res);
+    }
     let url: URL;
     try {
       if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(raw)) throw new Error("relative");
@@ -551,6 +576,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
  */
 export class DockerEgress {
   private proxy: EgressProxy | null = null;
+  private local: LocalService | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   readonly networkName: string;
   private readonly port: number;
@@ -576,6 +602,7 @@ export class DockerEgress {
         await this.proxy?.close();
         this.proxy = null;
         proxy = new EgressProxy(this.engine, network, this.options);
+        proxy.local = this.local;
         await proxy.listen(this.port);
       }
       if (this.firewall === "iptables") {
@@ -613,6 +640,18 @@ export class DockerEgress {
   /** After a container started: its address may be one a removed container had. */
   forget(): void {
     this.proxy?.forget();
+  }
+
+  /** Serves requests addressed to the proxy itself with `service` (now and after every restart of the proxy). */
+  serveLocal(service: LocalService | null): void {
+    this.local = service;
+    if (this.proxy) this.proxy.local = service;
+  }
+
+  /** Where a container on the egress network reaches the local service: the gateway and the proxy's port (the proxy is started if it is not). */
+  async localAddress(): Promise<{ host: string; port: number }> {
+    const proxy = await this.start();
+    return { host: proxy.network.gateway, port: proxy.listeningPort };
   }
 
   close(): Promise<void> {

@@ -60,6 +60,25 @@ export abstract class EpisodeLifecycle {
     await this.engine.run(sql`UPDATE episodes SET status = 'closed', updated_at = ${now} WHERE id = ${id} AND status IN ('active', 'done')`);
   }
 
+  /**
+   * Writes a harness episode's state without a turn (its agent's totals or end), and with
+   * `end` ends it (the agent exited, a limit was hit): only while it is still at
+   * `expectedTurn` and not closed or expired; false when another write moved it first (a
+   * model call recorded, a close). Ending needs it active.
+   */
+  async settleHead(id: string, expectedTurn: number, state: unknown, end: { stopReason: string; truncated: boolean } | null, now: number): Promise<boolean> {
+    this.forgetHead(id);
+    const stateJson = JSON.stringify(state ?? null);
+    const rows = end
+      ? await this.engine.rows(sql`
+          UPDATE episodes SET state = ${stateJson}, status = 'done', stop_reason = ${end.stopReason}, truncated = ${end.truncated ? 1 : 0}, updated_at = ${now}
+          WHERE id = ${id} AND turn = ${expectedTurn} AND status = 'active' RETURNING id`)
+      : await this.engine.rows(sql`
+          UPDATE episodes SET state = ${stateJson}, updated_at = ${now}
+          WHERE id = ${id} AND turn = ${expectedTurn} AND status IN ('active', 'done') RETURNING id`);
+    return rows.length === 1;
+  }
+
   /** reaper.ts says what is kept and for how long. */
   async reapExpired(now: number): Promise<Reaped> {
     return reapExpired(this.engine, now, (id) => this.forgetHead(id));

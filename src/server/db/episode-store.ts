@@ -64,6 +64,8 @@ export interface TurnRecord {
   sampled: unknown;
   /** When the turn was stored (ms since the epoch): reset for turn 0, its step otherwise. */
   createdAt: number;
+  /** A harness episode's model call that made the turn (the reply body's `call`); absent otherwise. */
+  call?: unknown;
 }
 
 /** A stretch of one episode's turn rows: a fork's transcript is its ancestors' stretches, then its own. */
@@ -341,11 +343,13 @@ export class EpisodeStore extends EpisodeLifecycle {
           replyMessages: sql<string>`coalesce(${episodeTurns.replyMessages}, json_extract(${episodeTurns.reply}, '$.messages'), '[]')`,
           sampled: episodeTurns.sampled,
           createdAt: episodeTurns.createdAt,
+          // Only harness turns' bodies have a call: the substring test spares every other turn a second parse.
+          call: sql<string | null>`CASE WHEN instr(${episodeTurns.reply}, '"call":') > 0 THEN json_extract(${episodeTurns.reply}, '$.call') END`,
         })
         .from(episodeTurns)
         .where(and(eq(episodeTurns.episodeId, s.episodeId), between(episodeTurns.turn, s.from, s.to)))
         .orderBy(asc(episodeTurns.turn));
-      for (const r of rows) out.push({ ...r, replyMessages: JSON.parse(r.replyMessages) as unknown[] });
+      for (const { call, ...r } of rows) out.push({ ...r, replyMessages: JSON.parse(r.replyMessages) as unknown[], ...(call == null ? {} : { call: JSON.parse(call) as unknown }) });
     }
     return out;
   }

@@ -38,6 +38,8 @@ export interface HarborServing {
   provider: DockerSandboxProvider;
   /** Removes the boxes of this database that no episode owns any more. */
   sweep(lookup: EpisodeLookup): Promise<SweepResult>;
+  /** Episodes of this database that have a live box (created for them, not claimed from a pool): where a restarted server looks for agents to watch. */
+  boxedEpisodes(): Promise<string[]>;
   /** Starts the warm pools of every task (in the background; images are built first where missing). */
   primeWarmPools(): void;
   /** At shutdown: removes this process's unclaimed warm boxes and stops what the provider runs (its egress proxy). */
@@ -140,6 +142,7 @@ export async function serveHarbor(options: HarborServeOptions): Promise<HarborSe
     env: createHarborEnv(tasks, runtime) as unknown as AnyEnvironment,
     provider,
     sweep: (lookup) => sweepSandboxes({ provider, dbLabel, lookup, warmPools: pool.keys(), unknownSince }),
+    boxedEpisodes: async () => (await provider.list(owned)).flatMap((box) => (box.running && box.labels[SANDBOX_LABELS.episode] ? [box.labels[SANDBOX_LABELS.episode] as string] : [])),
     primeWarmPools: () => {
       if (!pool.enabled) return;
       void (async () => {

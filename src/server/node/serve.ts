@@ -1,4 +1,7 @@
 import { serve, upgradeWebSocket, type ServerType } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
+import { AgentRunner } from "./agent-runner.js";
+import { MODEL_PREFIX } from "../routes/model-endpoint.js";
 import { WebSocketServer } from "ws";
 import type { AddressInfo } from "node:net";
 import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../../envs/index.js";
@@ -75,7 +78,24 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
   // the server the Hono docs name for Node; frames past the body limit are refused by ws itself.
   // The address it listens on goes to the app: a keyless server answers only that, localhost and IP addresses (DNS rebinding).
   const appConfig: Partial<ServerConfig> = { boundHost: options.host, ...options.config };
-  const { app, store, evals, config } = createApp({ stores: database.stores, registry, config: appConfig, upgradeWebSocket, socketFlow: wsSocketFlow, assets: consoleFilesOnDisk() });
+  // Harness episodes' agents run in their boxes and reach the server's model endpoint on the egress network's gateway.
+  const agents = harbor
+    ? new AgentRunner({ store: database.stores.episodes, registry, gateway: () => harbor.provider.egress.localAddress() })
+    : undefined;
+  const { app, store, evals, config } = createApp({
+    stores: database.stores,
+    registry,
+    config: appConfig,
+    upgradeWebSocket,
+    socketFlow: wsSocketFlow,
+    assets: consoleFilesOnDisk(),
+    ...(agents ? { agents: (id: string, key: string) => agents.launch(id, key) } : {}),
+  });
+  if (harbor) {
+    // Containers reach the app through the proxy's address; only the model endpoint is served there (each call carries its episode's key).
+    const listener = getRequestListener((request) => (new URL(request.url).pathname.startsWith(`${MODEL_PREFIX}/`) ? app.fetch(request) : new Response("not found\n", { status: 404 })));
+    harbor.provider.egress.serveLocal((req, res) => void listener(req, res));
+  }
   const sockets = new WebSocketServer({ noServer: true, maxPayload: config.bodyLimitBytes });
   coalesceFrameWrites(sockets);
 
@@ -95,6 +115,16 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
     }
   };
   await sweepSandboxes();
+  // Agents a previous run (or a peer process) started: watched from here on; their endpoint answers again once the proxy is up.
+  if (harbor && agents) {
+    try {
+      const boxed = await harbor.boxedEpisodes();
+      if (boxed.length) await harbor.provider.egress.start();
+      for (const id of boxed) agents.watch(id);
+    } catch (err) {
+      console.error("agent recovery failed:", err);
+    }
+  }
   // After the sweep (which removes a previous run's unclaimed warm boxes): this process's pools.
   harbor?.primeWarmPools();
   const reap = async (): Promise<void> => {
@@ -131,6 +161,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
     close: () =>
       new Promise<void>((resolve, reject) => {
         if (timer) clearInterval(timer);
+        agents?.close();
         // Running jobs are released (rollouts kept) so the next start resumes them.
         evals.stop().finally(() => {
           // Open sockets would keep server.close waiting; their episodes are durable, so clients reconnect elsewhere.

@@ -117,7 +117,7 @@ const scoreEpisode = createRoute({
 
 export function registerEpisodeRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeService): void {
   app.openapi(reset, async (c) => {
-    const { response, replayed } = await service.reset(c.get("tenant"), c.req.valid("param").env_id, c.req.valid("json"), c.req.valid("header")["idempotency-key"]);
+    const { response, replayed } = await service.reset(c.get("tenant"), c.req.valid("param").env_id, c.req.valid("json"), c.req.valid("header")["idempotency-key"], undefined, new URL(c.req.url).origin);
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(response, 201);
   });

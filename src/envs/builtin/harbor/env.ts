@@ -28,18 +28,24 @@ function taskRow(task: HarborTaskDir): TaskRow {
   return { prompt: task.config.instruction, info: { task: task.name, ...(Object.keys(task.config.metadata).length ? { metadata: task.config.metadata } : {}) } };
 }
 
-/** The agent phase's network, unless the operator forces every box offline. */
-function agentNetwork(task: HarborTaskDir, runtime: HarborRuntime): SandboxNetwork {
-  return runtime.forceNoNetwork ? { mode: "none" } : task.config.network.agent;
+/**
+ * The agent phase's network, unless the operator forces every box offline. A harness
+ * episode's box must reach the server's model endpoint, which listens on the egress
+ * network's gateway: an offline task goes there with an empty allowlist (the gateway and
+ * nothing else), never with `--network none`.
+ */
+function agentNetwork(task: HarborTaskDir, runtime: HarborRuntime, harness: boolean): SandboxNetwork {
+  const network = runtime.forceNoNetwork ? { mode: "none" as const } : task.config.network.agent;
+  return harness && network.mode === "none" ? { mode: "allowlist", hosts: [] } : network;
 }
 
 /** The box of a task's episode: from `image` (the task's, or a fork's snapshot), with the task's limits, network and settings. */
-export function harborBoxSpec(task: HarborTaskDir, runtime: HarborRuntime, image: string, labels: Record<string, string>): SandboxSpec {
+export function harborBoxSpec(task: HarborTaskDir, runtime: HarborRuntime, image: string, labels: Record<string, string>, harness = false): SandboxSpec {
   const config = task.config;
   return {
     image,
     limits: { ...runtime.defaults, ...config.limits },
-    network: agentNetwork(task, runtime),
+    network: agentNetwork(task, runtime, harness),
     labels,
     ...(config.workdir ? { workdir: config.workdir } : {}),
     env: config.env,
@@ -107,12 +113,13 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
     tools: harborTools(runtime.provider),
     stopConditions: [lost, agentTimeout],
     runtimes: ["node"],
-    setup: async (row, { episodeId, tenant }) => {
+    setup: async (row, { episodeId, tenant, harness = false }) => {
       const task = taskNamed(String(row.info?.task));
       if (!episodeId) throw new EngineError("env_unavailable", "harbor episodes are made by a server (they need an episode id to label their container)");
       const { image, digest } = await runtime.imageFor(task).catch(sandboxFailure);
-      const spec = harborBoxSpec(task, runtime, image, runtime.labels(episodeId, tenant));
-      if (runtime.claimWarm) {
+      const spec = harborBoxSpec(task, runtime, image, runtime.labels(episodeId, tenant), harness);
+      // Warm boxes sit on the task's own network; a harness box needs the endpoint's.
+      if (runtime.claimWarm && !harness) {
         // A warm box creates nothing: only the tenant's cap applies to it.
         await runtime.admit(tenant, { claim: true });
         const warm = await runtime.claimWarm(spec, episodeId, tenant).catch(sandboxFailure);
@@ -123,6 +130,19 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
       return { state: initialHarborState(task, record, digest) };
     },
     episodeResources: {
+      harness: {
+        target: (state) => {
+          const task = taskNamed(state.task);
+          return {
+            provider: runtime.provider,
+            sandbox: state.sandbox,
+            ...(state.agentUser ? { user: state.agentUser } : {}),
+            ...(state.workdir ? { workdir: state.workdir } : {}),
+            env: state.env,
+            instruction: task.config.instruction,
+          };
+        },
+      },
       release: async (state) => {
         await runtime.provider.destroy(state.sandbox.id);
         // Other forks may still run on the snapshot: then the removal is refused, and the last one's release (or the sweep) removes it.
@@ -134,7 +154,7 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
         await runtime.admit(tenant, { count: episodeIds.length });
         // A commit of the parent's filesystem (paused for the copy), then one box per fork from it: N branches start identical.
         const image = await runtime.provider.snapshot(state.sandbox.id, runtime.snapshotLabels).catch(sandboxFailure);
-        const made = await Promise.allSettled(episodeIds.map((id) => runtime.provider.create(harborBoxSpec(task, runtime, image, runtime.labels(id, tenant)))));
+        const made = await Promise.allSettled(episodeIds.map((id) => runtime.provider.create(harborBoxSpec(task, runtime, image, runtime.labels(id, tenant), state.agent !== undefined))));
         const boxes = made.flatMap((m) => (m.status === "fulfilled" ? [m.value] : []));
         const failed = made.find((m): m is PromiseRejectedResult => m.status === "rejected");
         if (failed) {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AgentState } from "../../sandbox/agent-state.js";
 
 /**
  * A Harbor episode's state: which task, which box, and the agent's running command time.
@@ -21,6 +22,8 @@ export const HarborState = z
     lost: z.boolean(),
     /** A fork's box: the snapshot image of its parent's box it started from (removed with the last fork using it). */
     snapshot: z.string().optional(),
+    /** A harness episode's agent (reset with `agent`): written by the server, see agent-state.ts. */
+    agent: AgentState.optional(),
   })
   .strict();
 export type HarborState = z.infer<typeof HarborState>;

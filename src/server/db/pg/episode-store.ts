@@ -65,6 +65,13 @@ function replyMessagesOf(reply: string | null): unknown[] {
   return Array.isArray(messages) ? messages : [];
 }
 
+/** A harness turn's model call, from its reply body (only those bodies have one: cheap to look for first). */
+function callOf(reply: string | null): { call?: unknown } {
+  if (reply === null || !reply.includes('"call":')) return {};
+  const call = (JSON.parse(reply) as { call?: unknown }).call;
+  return call == null ? {} : { call };
+}
+
 const { metadata: _metadata, score: _score, scoredAt: _scoredAt, idempotencyKey: _key, requestHash: _hash, ...STEP_COLUMNS } = COLUMNS;
 
 /**
@@ -245,7 +252,7 @@ export class PgEpisodeStore extends EpisodeLifecycle implements EpisodeStorage {
       // The reply's messages are cut out here, not in SQL: PostgreSQL's json parser refuses
       // what JSON.stringify may write (an escaped lone surrogate from a model's text), and
       // one such turn would make the whole transcript unreadable.
-      for (const { reply, replyMessages, ...r } of rows) out.push({ ...r, replyMessages: replyMessages ?? replyMessagesOf(reply) });
+      for (const { reply, replyMessages, ...r } of rows) out.push({ ...r, replyMessages: replyMessages ?? replyMessagesOf(reply), ...callOf(reply) });
     }
     return out;
   }

@@ -18,6 +18,7 @@ interface EpisodeObjectRpc {
   saveScore(id: string, score: unknown, now: number, expiresAt: number): Promise<void>;
   replaceScore(id: string, expectedTurn: number, score: unknown, now: number, expiresAt: number): Promise<boolean>;
   close(id: string, now: number): Promise<void>;
+  settleHead(id: string, expectedTurn: number, state: unknown, end: { stopReason: string; truncated: boolean } | null, now: number): Promise<boolean>;
   hold(forkIds: string[]): Promise<void>;
   addChildren(ids: string[], createdAt: number): Promise<number>;
   children(after: ForkCursor | null, limit: number): Promise<{ id: string; createdAt: number }[]>;
@@ -180,6 +181,10 @@ export class DurableEpisodeStore implements EpisodeStorage {
 
   close(id: string, now: number): Promise<void> {
     return this.object(id).close(id, now);
+  }
+
+  settleHead(id: string, expectedTurn: number, state: unknown, end: { stopReason: string; truncated: boolean } | null, now: number): Promise<boolean> {
+    return this.object(id).settleHead(id, expectedTurn, state, end, now);
   }
 
   /**

@@ -187,6 +187,12 @@ export class EpisodeObject extends DurableObject<EpisodeObjectEnv> {
     await this.reportHead(id);
   }
 
+  async settleHead(id: string, expectedTurn: number, state: unknown, end: { stopReason: string; truncated: boolean } | null, now: number): Promise<boolean> {
+    const settled = (await (await this.open(false))?.settleHead(id, expectedTurn, state, end, now)) ?? false;
+    if (settled) await this.reportHead(id);
+    return settled;
+  }
+
   /**
    * Forks made from this episode's turns: each id is asked, at this episode's expiry,
    * whether it still needs them. One key per fork (`holder:<id>`), so any number of forks

@@ -3,6 +3,16 @@
 from .chat_tokens import ChatTokens, TemplateError
 from .collector import CollectorSettings, RolloutCollector, TemplateChanged
 from .generator import Generation, Generator, SamplingParams
+from .harness import (
+    HarnessCollector,
+    assign_harness_advantages,
+    harness_group,
+    harness_rollouts,
+    harness_trajectories,
+    read_harness_episode,
+    start_harness_episode,
+    wait_done,
+)
 from .tool_calls import HermesToolCallParser, NoToolCallParser, ToolCallParser
 from .trajectory import StoredEpisode, StoredTurn, Trajectory, TrajectoryUnavailable, read_episode, rebuild, template_hash
 from .types import Rollout, RolloutGroup, TaskRef, assign_advantages
@@ -21,6 +31,14 @@ __all__ = [
     "read_episode",
     "rebuild",
     "template_hash",
+    "HarnessCollector",
+    "assign_harness_advantages",
+    "harness_group",
+    "harness_rollouts",
+    "harness_trajectories",
+    "read_harness_episode",
+    "start_harness_episode",
+    "wait_done",
     "Generation",
     "Generator",
     "SamplingParams",

@@ -125,6 +125,9 @@ class Trajectory:
     history: list[dict[str, Any]] = field(default_factory=list)
     #: The last model turn rebuilt did not end on a stop token (max_tokens or the context cut it).
     completion_truncated: bool = False
+    #: The episode turns whose model tokens it holds, one per ``turn_spans`` entry (set for
+    #: harness episodes by ``harness_trajectories``; empty for ``rebuild``).
+    turns: list[int] = field(default_factory=list)
 
 
 def _sampled_of(turn: StoredTurn, expected_hash: str) -> m.SampledTokens:
