@@ -55,6 +55,26 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await s.turnForRetry("ep_s", 2)).toBeUndefined();
     });
 
+    it("settles a head without a turn: ends it only while active at the expected turn, writes state after it ended, never after a close", async () => {
+      const { a, b } = await open();
+      const s = a.episodes;
+      await s.insert(episodeRow("ep_h"), OPENING);
+      expect(await s.commitStep(stepWrite("ep_h", 0))).toBe(true);
+      // Behind by a turn (a model call was recorded meanwhile): refused.
+      expect(await s.settleHead("ep_h", 0, { agent: 1 }, { stopReason: "agent_exit", truncated: false }, 5)).toBe(false);
+      expect(await b.episodes.settleHead("ep_h", 1, { agent: 2 }, { stopReason: "call_limit", truncated: true }, 5)).toBe(true);
+      expect(await s.get("ep_h")).toMatchObject({ turn: 1, status: "done", stopReason: "call_limit", truncated: true, state: { agent: 2 }, updatedAt: 5 });
+      // Ended already: a second end is refused, a state write (the agent's result) is taken.
+      expect(await s.settleHead("ep_h", 1, { agent: 3 }, { stopReason: "agent_exit", truncated: false }, 6)).toBe(false);
+      expect(await s.settleHead("ep_h", 1, { agent: 4 }, null, 7)).toBe(true);
+      expect(await s.get("ep_h")).toMatchObject({ status: "done", stopReason: "call_limit", state: { agent: 4 } });
+      // The next step's head is read again, not taken from a cache that predates the write.
+      expect(await s.commitStep(stepWrite("ep_h", 1))).toBe(false);
+      await s.close("ep_h", 8);
+      expect(await s.settleHead("ep_h", 1, { agent: 5 }, null, 9)).toBe(false);
+      expect(await b.episodes.get("ep_h")).toMatchObject({ status: "closed", state: { agent: 4 } });
+    });
+
     it("refuses a step past the byte quota without writing its turn", async () => {
       const { a } = await open();
       const s = a.episodes;
