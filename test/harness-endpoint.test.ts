@@ -1,4 +1,5 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,7 +31,8 @@ function agentCommand(env = ""): string {
   return `printf '%s' '${AGENT.toString("base64")}' | base64 -d > /tmp/tiny_agent.py && ${env} python3 /tmp/tiny_agent.py`;
 }
 
-const SOLVE = "grep -cE '^[^ ]+ ERROR ' /var/log/service/service.log > /app/answer.txt && cat /app/answer.txt";
+/** The offline-report task's oracle (its python part: the tool runs it with sh), as the scripted model's command. */
+const SOLVE = readFileSync(join(FIXTURES, "offline-report/solution/solve.sh"), "utf8").slice(readFileSync(join(FIXTURES, "offline-report/solution/solve.sh"), "utf8").indexOf("python3 - <<"));
 
 describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the episode's model endpoint", () => {
   let dir: string;
@@ -46,8 +48,8 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
     const dbPath = join(dir, "edgegym.db");
     upstream = await startScriptedUpstream({
       replies: [
-        { content: "I will count the ERROR lines.", tool_calls: [{ function: { name: "bash", arguments: { command: SOLVE } } }] },
-        { content: "The answer is written to /app/answer.txt." },
+        { content: "I will total the revenue per region.", tool_calls: [{ function: { name: "bash", arguments: { command: SOLVE } } }] },
+        { content: "The report is written to /app/report.csv." },
       ],
     });
     limited = await startScriptedUpstream({ replies: Array.from({ length: 5 }, () => ({ content: "again", tool_calls: [{ function: { name: "bash", arguments: { command: "true" } } }] })) });
@@ -88,7 +90,7 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
 
   it("runs the agent offline, records each call as a turn equal to what the upstream got and answered, and scores it with the task's tests", async () => {
     const reset = await api("POST", "/v1/envs/harbor/episodes", {
-      args: { task: "count-errors" },
+      args: { task: "offline-report" },
       agent: { command: agentCommand(), upstream: "scripted", model: "scripted-model-1", timeout_seconds: 120 },
     });
     expect(reset.status, JSON.stringify(reset.body)).toBe(201);
@@ -121,7 +123,7 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
 
     const score = await api("POST", `/v1/episodes/${id}/score`);
     expect(score.status, JSON.stringify(score.body)).toBe(200);
-    expect(score.body.score.reward).toBe(1);
+    expect(score.body.score.reward, JSON.stringify([score.body.score, calls[1].call.request.messages.at(-1)])).toBe(1);
     // Scored: its endpoint is closed.
     const late = await fetch(`${endpoint.openai_base_url}/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${endpoint.api_key}`, "content-type": "application/json" }, body: "{}" });
     expect(late.status).toBe(410);
@@ -175,10 +177,30 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
     const textEnv = await api("POST", "/v1/envs/reverse-text/episodes", { agent: { command: "true", upstream: "scripted", model: "m", timeout_seconds: 5 } });
     expect(textEnv.status).toBe(422);
     expect(textEnv.body.error.code).toBe("env_unavailable");
-    const reset = await api("POST", "/v1/envs/harbor/episodes", { args: { task: "count-errors" }, agent: { command: "sleep 30", upstream: "scripted", model: "m", timeout_seconds: 30 } });
+    // An offline task (`no-network`): its box goes on the internal network with an empty allowlist.
+    const reset = await api("POST", "/v1/envs/harbor/episodes", { args: { task: "offline-report" }, agent: { command: "sleep 30", upstream: "scripted", model: "m", timeout_seconds: 30 } });
     const id = reset.body.episode_id as string;
+    // The offline box reaches the endpoint and nothing else: the proxy refuses any host, a direct connection goes nowhere.
+    const box = execFileSync("docker", ["ps", "-q", "--filter", `label=edgegym.episode=${id}`], { encoding: "utf8" }).trim();
+    const probe = [
+      "import os, socket, urllib.request",
+      "try:",
+      "    urllib.request.urlopen('http://example.com/', timeout=5); print('proxy: open')",
+      "except Exception as e: print('proxy:', getattr(e, 'code', type(e).__name__))",
+      "s = socket.socket(); s.settimeout(3)",
+      "try:",
+      "    s.connect(('1.1.1.1', 80)); print('direct: open')",
+      "except Exception as e: print('direct:', type(e).__name__)",
+    ].join("\n");
+    // Asynchronously: the proxy runs in this process, and a synchronous exec would keep it from answering.
+    const seen = (await promisify(execFile)("docker", ["exec", box, "python3", "-c", probe], { encoding: "utf8", timeout: 30_000 })).stdout;
+    expect(seen).toContain("proxy: 403");
+    expect(seen).not.toContain("direct: open");
     const step = await api("POST", `/v1/episodes/${id}/step`, { turn: 0, message: { role: "assistant", content: "hi" } });
     expect(step.status).toBe(400);
+    const early = await api("POST", `/v1/episodes/${id}/score`);
+    expect(early.status).toBe(409);
+    expect(early.body.error.code).toBe("agent_running");
     const fork = await api("POST", `/v1/episodes/${id}/fork`, {});
     expect(fork.status).toBe(409);
     expect(fork.body.error.details.reason).toBe("harness");

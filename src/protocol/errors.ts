@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   eval_running: 409,
   env_version_mismatch: 409,
   fork_unavailable: 409,
+  agent_running: 409,
   episode_expired: 410,
   sandbox_lost: 410,
   payload_too_large: 413,

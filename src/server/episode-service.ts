@@ -35,7 +35,7 @@ import { isoTime } from "./iso-time.js";
 import { newEpisodeId } from "./episode-id.js";
 import type { ReleaseReason } from "../envs/index.js";
 import type { ModelCall } from "../protocol/index.js";
-import { agentRunView, isHarnessState, modelEndpoint, prepareHarness } from "./model-endpoint/harness-reset.js";
+import { agentRunView, harnessState, isHarnessState, modelEndpoint, prepareHarness } from "./model-endpoint/harness-reset.js";
 
 const iso = isoTime;
 
@@ -532,6 +532,11 @@ export class EpisodeService {
   async score(viewer: Tenant, id: string): Promise<ScoreResponse> {
     let row = await this.load(viewer, id);
     if (row.score == null) {
+      // The tests must not run while the agent still works in the same box: wait for its end (or close the episode).
+      const agent = harnessState(row.state);
+      if (agent && !agent.result && row.status === "active") {
+        throw new ApiError("agent_running", `episode "${id}"'s agent is still running (${agent.calls} calls so far); score it once it is done (GET it: status "done"), or close it`);
+      }
       const env = this.env(row.envId);
       // A rubric of another version would mix versions into the stored reward; …/rescore says which it uses.
       await assertEnvVersion(env, row, this.config.envVersionCheck);

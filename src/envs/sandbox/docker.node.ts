@@ -48,6 +48,7 @@ interface ContainerJson {
   Image: string;
   State: { Running: boolean };
   Config: { Labels: Record<string, string> | null };
+  NetworkSettings?: { Networks?: Record<string, unknown> | null };
 }
 
 interface PathStat {
@@ -220,6 +221,24 @@ export class DockerSandboxProvider implements SandboxProvider {
       if (isEngineStatus(err, 404)) return;
       if (isEngineStatus(err, 409) && /already in progress/i.test(err.message)) return;
       throw toSandboxError(err, "destroy");
+    }
+  }
+
+  async detachNetworks(id: string): Promise<void> {
+    let container: ContainerJson;
+    try {
+      container = await this.engine.json<ContainerJson>("GET", `/containers/${encodeURIComponent(id)}/json`);
+    } catch (err) {
+      throw toSandboxError(err, "detach networks");
+    }
+    for (const network of Object.keys(container.NetworkSettings?.Networks ?? {})) {
+      if (network === "none") continue;
+      try {
+        await this.engine.json("POST", `/networks/${encodeURIComponent(network)}/disconnect`, { json: { Container: id, Force: true } });
+      } catch (err) {
+        // Already off that network (a retried score): nothing to do.
+        if (!isEngineStatus(err, 404) && !isEngineStatus(err, 409)) throw toSandboxError(err, "detach networks");
+      }
     }
   }
 

@@ -117,6 +117,12 @@ export interface SandboxProvider {
   snapshot(id: string, labels: Readonly<Record<string, string>>): Promise<string>;
   /** Removes the container (and nothing else). Idempotent: a container already gone is not an error. */
   destroy(id: string): Promise<void>;
+  /**
+   * Takes the container off every network (loopback stays): a harness box of an offline
+   * task reached the model endpoint while its agent ran; its verifier runs offline, as the
+   * task asks. Optional: a provider without it refuses nothing, the box keeps its network.
+   */
+  detachNetworks?(id: string): Promise<void>;
   /** Null when the container is gone. */
   inspect(id: string): Promise<{ running: boolean; labels: Readonly<Record<string, string>> } | null>;
   /** Containers carrying every one of these labels. */

@@ -173,7 +173,11 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
           description: "The task's own tests (tests/test.sh), run in the episode's container: the reward they write.",
           fn: async ({ state }) => {
             if (!state) throw new Error("harbor_needs_episode: a Harbor task is scored in its episode's container; score the episode (POST /v1/episodes/{id}/score)");
-            const result = await runVerifier(runtime.provider, taskNamed(state.task), state);
+            const task = taskNamed(state.task);
+            // A harness box of an offline task was on the endpoint's network while its agent ran; the tests run as offline as the task asks.
+            const offline = runtime.forceNoNetwork || task.config.network.verifier.mode === "none";
+            if (state.agent && offline && runtime.provider.detachNetworks) await runtime.provider.detachNetworks(state.sandbox.id);
+            const result = await runVerifier(runtime.provider, task, state);
             verified.set(state, result);
             return result.reward;
           },
