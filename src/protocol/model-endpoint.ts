@@ -27,7 +27,7 @@ export const AgentLimits = z
       .meta({ description: "Prompt plus completion tokens over all calls, as the upstream counts them (default: the server's); past it the episode ends with `token_limit`.", example: 2_000_000 }),
   })
   .strict()
-  .meta({ id: "AgentLimits" });
+  .meta({ id: "AgentLimits", description: "Limits of one harness episode below the server's (EDGEGYM_AGENT_MAX_CALLS, EDGEGYM_AGENT_MAX_TOKENS)." });
 export type AgentLimits = z.infer<typeof AgentLimits>;
 
 export const AgentSpec = z

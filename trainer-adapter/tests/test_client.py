@@ -413,12 +413,19 @@ def _defaults_none(model):
     return {n for n, f in model.model_fields.items() if not f.is_required()}
 
 
-def _nested_schema(schema, path):
-    """The schema at a NESTED_MODELS path: dotted property names, ``[]`` for an array's items."""
+def _nested_schema(schema, path, schemas):
+    """The schema at a NESTED_MODELS path: dotted property names, ``[]`` for an array's items
+    (a ``$ref`` to a component, alone or as the one member of ``allOf``, is followed)."""
+
+    def deref(s):
+        if "allOf" in s and len(s["allOf"]) == 1:
+            s = s["allOf"][0]
+        return schemas[s["$ref"].split("/")[-1]] if "$ref" in s else s
+
     for part in path.split("."):
-        schema = schema["properties"][part.removesuffix("[]")]
+        schema = deref(deref(schema)["properties"][part.removesuffix("[]")])
         if part.endswith("[]"):
-            schema = schema["items"]
+            schema = deref(schema["items"])
     return schema
 
 
@@ -440,7 +447,7 @@ def test_models_match_openapi():
         _check_object(name, schema, model, problems)
         for (owner, path), nested in models.NESTED_MODELS.items():
             if owner == name:
-                _check_object(f"{name}.{path}", _nested_schema(schema, path), nested, problems)
+                _check_object(f"{name}.{path}", _nested_schema(schema, path, schemas), nested, problems)
     assert not problems, "\n".join(problems)
     # Every documented error code is one the models know.
     codes = set(schemas["Error"]["properties"]["error"]["properties"]["code"]["enum"])

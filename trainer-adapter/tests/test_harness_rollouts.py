@@ -66,9 +66,9 @@ def episode(calls: list[dict[str, Any]], *, episode_id: str = "ep_1", reward: fl
     messages = list(OPENING) + [{"role": "assistant", "content": f"reply {c['turn']}"} for c in calls]
     score = None
     if reward is not None:
-        score = {"reward": reward, "components": [{"name": "tests", "weight": 1.0, "score": reward}], "metrics": {"tests_passed": 3.0}}
-        if failure is not None:
-            score["failure"] = failure
+        # As the server sends it: a component that could not be scored carries its error (``Score.failure``).
+        component = {"name": "tests", "weight": 1.0, "score": reward, **({"error": failure} if failure is not None else {})}
+        score = {"reward": reward, "components": [component], "metrics": {"tests_passed": 3.0}}
     return {
         "episode_id": episode_id,
         "env_id": "harbor",
@@ -139,6 +139,40 @@ def test_calls_that_extend_the_prompt_merge_into_one_sequence():
     assert traj.completion_truncated is False
     assert traj.history[-1] == {"role": "assistant", "content": "reply 3"}
     check_faithful(traj, calls)
+
+
+def test_the_client_models_parse_a_harness_episode_and_the_functions_take_them():
+    from edgegym import models
+
+    calls = [call(1, P1, C1), call(2, P2, C2), call(3, P3, C3)]
+    raw = episode(calls, reward=0.5)
+    ep = models.Episode.model_validate(raw)
+    assert ep.agent is not None and ep.agent.status == "exited" and ep.agent.calls == 3
+    first = ep.turns[1]
+    assert first.call is not None and first.call.ok and first.call.wire == "chat" and first.call.usage.prompt_tokens == 3
+    assert first.sampled.prompt_token_ids == P1 and first.sampled.template_hash is None
+    assert ep.turns[0].call is None
+    # The model and the JSON give the same trajectories and rollouts.
+    assert harness_trajectories(ep) == harness_trajectories(raw)
+    assert [r.completion_ids for r in harness_rollouts(ep)] == [r.completion_ids for r in harness_rollouts(raw)]
+    assert harness_group([ep]).rollouts[0].reward == 0.5
+    reply = models.ResetResponse.model_validate(
+        {"episode_id": "ep_1", "env_id": "harbor", "env_version": "1", "split": "train", "index": 0, "seed": 0, "turn": 0, "messages": OPENING, "tools": [],
+         "done": False, "max_turns": 1000, "expires_at": "2026-01-02T00:00:00.000Z",
+         "model_endpoint": {"openai_base_url": "http://h/model/ep_1/v1", "anthropic_base_url": "http://h/model/ep_1", "api_key": "egk_x"}}
+    )  # fmt: skip
+    assert reply.model_endpoint.api_key == "egk_x"
+
+
+def test_reset_with_an_agent_goes_over_http_with_the_agent_in_the_body():
+    from edgegym import _calls, models
+
+    call_ = _calls.reset("harbor", split=None, index=0, seed=None, args={"task": "count-errors"}, ttl_seconds=None, metadata=None, idempotency_key=None, agent={**AGENT, "limits": {"max_calls": 2}})
+    assert call_.socket is None and call_.json == {"index": 0, "args": {"task": "count-errors"}, "agent": {**AGENT, "limits": {"max_calls": 2}}}
+    plain = _calls.reset("harbor", split=None, index=0, seed=None, args=None, ttl_seconds=None, metadata=None, idempotency_key=None)
+    assert plain.socket is not None and "agent" not in plain.json
+    with pytest.raises(ValueError):
+        models.AgentSpec.model_validate({**AGENT, "upstream": "no spaces allowed"})
 
 
 def test_a_prompt_that_continues_right_after_the_completion_merges_with_no_env_tokens():
@@ -237,8 +271,10 @@ def test_rollouts_carry_the_episode_reward():
     assert [r.turns for r in rollouts] == [2, 1]
     assert rollouts[0].model_tokens == 3 and rollouts[1].model_tokens == 1
 
-    failed = harness_rollouts(episode(calls, reward=0.0, failure="verifier timed out"))
-    assert all(not r.ok and r.error == "score_failed: verifier timed out" for r in failed)
+    failed = harness_rollouts(episode(calls, reward=0.0, failure="verifier_timeout: the tests ran past 60 s"))
+    assert all(not r.ok and r.error == "score_failed: verifier_timeout: the tests ran past 60 s" for r in failed)
+    # An error that is not a scoring failure (a rubric component's own message) is an earned 0.
+    assert all(r.ok for r in harness_rollouts(episode(calls, reward=0.0, failure="wrong answer")))
     with pytest.raises(ValueError, match="still active"):
         harness_rollouts(episode(calls, status="active", reward=None))
     with pytest.raises(ValueError, match="not scored"):

@@ -18,6 +18,13 @@ export function modelEndpointUrls(origin: string, episodeId: string): { openai: 
 
 const Params = z.object({ episode_id: z.string().min(1).max(64).openapi({ description: "The harness episode.", example: "ep_01JH7Q2Z8X4N5R6S7T8V9W0XYZ" }) });
 const Body = z.record(z.string(), z.unknown()).openapi("ModelRequest", { description: "The request as the wire defines it (OpenAI Chat Completions, OpenAI Responses or Anthropic Messages)." });
+const ModelError = z
+  .record(z.string(), z.unknown())
+  .openapi("ModelError", {
+    description:
+      "An error in the agent's wire's own shape, which its SDK parses: OpenAI's `{\"error\": {\"message\", \"type\", \"code\"}}` on Chat Completions and Responses, Anthropic's `{\"type\": \"error\", \"error\": {\"type\", \"message\"}}` on Messages. An upstream's own error body is passed on as it came.",
+  });
+const errorContent = { content: { "application/json": { schema: ModelError } } };
 const Answer = z.record(z.string(), z.unknown()).openapi("ModelAnswer", { description: "The wire's own answer (or its server-sent events when the request asked for a stream)." });
 
 function route(path: string, operationId: string, summary: string, description: string) {
@@ -31,11 +38,11 @@ function route(path: string, operationId: string, summary: string, description: 
     request: { params: Params, body: { required: true, content: { "application/json": { schema: Body } } } },
     responses: {
       200: { description: "The upstream's answer in the wire's format; `text/event-stream` when the request set `stream`.", content: { "application/json": { schema: Answer }, "text/event-stream": { schema: z.string() } } },
-      400: { description: "A request the endpoint cannot translate." },
-      401: { description: "No key, or not this episode's key." },
-      410: { description: "The episode is done, closed or expired." },
-      429: { description: "The episode's call or token limit is used (the episode has ended)." },
-      502: { description: "The upstream failed; its error passed on." },
+      400: { description: "A request the endpoint cannot translate.", ...errorContent },
+      401: { description: "No key, or not this episode's key.", ...errorContent },
+      410: { description: "The episode is done, closed or expired.", ...errorContent },
+      429: { description: "The episode's call or token limit is used (the episode has ended).", ...errorContent },
+      502: { description: "The upstream failed; its error passed on.", ...errorContent },
     },
   });
 }
@@ -52,7 +59,7 @@ const models = createRoute({
   summary: "The model an episode's endpoint serves",
   description: "One model, named as the episode's agent spec names it (whatever model a call asks for, that one answers). Needs the episode's key.",
   request: { params: Params },
-  responses: { 200: { description: "An OpenAI model list.", content: { "application/json": { schema: Answer } } }, 401: { description: "No key, or not this episode's key." } },
+  responses: { 200: { description: "An OpenAI model list.", content: { "application/json": { schema: Answer } } }, 401: { description: "No key, or not this episode's key.", ...errorContent } },
 });
 
 function send(c: Context<AppEnv>, answer: EndpointAnswer): Response {

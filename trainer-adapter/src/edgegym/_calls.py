@@ -74,8 +74,10 @@ def reset(
     ttl_seconds: int | None,
     metadata: dict[str, Any] | None,
     idempotency_key: str | None,
+    agent: m.AgentSpec | dict[str, Any] | None = None,
 ) -> Call[m.ResetResponse]:
-    body = m.ResetRequest(split=split, index=index, seed=seed, args=args, ttl_seconds=ttl_seconds, metadata=metadata)
+    spec = agent if agent is None or isinstance(agent, m.AgentSpec) else m.AgentSpec.model_validate(agent)
+    body = m.ResetRequest(split=split, index=index, seed=seed, args=args, ttl_seconds=ttl_seconds, metadata=metadata, agent=spec)
     # One key per logical reset, made before the first attempt: every retry carries it,
     # so a reset whose reply was lost comes back as the same episode, never a second one.
     key = idempotency_key or f"edgegym-py-{uuid.uuid4().hex}"
@@ -87,7 +89,9 @@ def reset(
         idempotent=True,
         json=json,
         headers={"Idempotency-Key": key},
-        socket={"op": "reset", "env_id": env_id, "body": json, "idempotency_key": key},
+        # A harness reset goes over HTTP: the server builds the episode's endpoint URLs from
+        # the request's origin, which a socket frame does not carry.
+        socket=None if spec is not None else {"op": "reset", "env_id": env_id, "body": json, "idempotency_key": key},
     )
 
 

@@ -150,11 +150,19 @@ class _Operations:
         ttl_seconds: int | None = None,
         metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
+        agent: m.AgentSpec | dict[str, Any] | None = None,
     ) -> _calls.Call[m.ResetResponse]:
         """``POST /v1/envs/{env_id}/episodes``: start an episode.
 
         Without ``idempotency_key`` one is generated for this call, so its retries are
         safe; pass your own to make a reset safe across processes or restarts.
+
+        ``agent`` (a sandboxed environment such as ``harbor``): ``AgentSpec`` or a dict
+        ``{"command", "upstream", "model", "timeout_seconds", "limits"?}``; the agent runs in
+        the episode's container and each model call it makes is a turn. The reply carries
+        ``model_endpoint`` (its key is given once: the server refuses to replay a harness
+        reset, so a retry after a lost reply fails with ``idempotency_key_reused``). Sent
+        over HTTP, never the session socket. See ``edgegym.rollouts.harness``.
         """
         return _calls.reset(
             env_id,
@@ -165,6 +173,7 @@ class _Operations:
             ttl_seconds=ttl_seconds,
             metadata=metadata,
             idempotency_key=idempotency_key,
+            agent=agent,
         )
 
     @operation

@@ -57,6 +57,8 @@ ErrorCode = Literal[
     "internal_error",
     "service_unavailable",
     "sandbox_start_failed",
+    # A score of a harness episode whose agent still runs (409): wait for it (``rollouts.harness.wait_done``).
+    "agent_running",
 ]
 
 
@@ -205,6 +207,115 @@ class ExamplePage(_Response):
     total: int | None
 
 
+# --- harness episodes (an agent in the sandbox calls the model through the episode) ---
+
+#: Stop reasons a harness episode ends with (the server's ``AGENT_STOP_REASONS``).
+AGENT_STOP_REASONS = frozenset({"agent_exit", "agent_timeout", "call_limit", "token_limit", "sandbox_lost"})
+
+_UPSTREAM_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class AgentLimits(_Request):
+    """Per-episode limits of a harness agent; unset ones are the server's defaults."""
+
+    # Model calls the agent may make; the next one ends the episode with ``call_limit``.
+    max_calls: int | None = Field(default=None, ge=1, le=100_000)
+    # Prompt plus completion tokens over all calls; past it the episode ends with ``token_limit``.
+    max_tokens: int | None = Field(default=None, ge=1, le=10**9)
+
+
+class AgentSpec(_Request):
+    """``ResetRequest.agent``: run an agent program in the episode's sandbox (a sandboxed
+    environment such as ``harbor``). The episode is active while it runs and done when it
+    exits; each model call it makes through the episode's endpoint is a turn."""
+
+    # ``sh -c`` command in the container; it reads OPENAI_BASE_URL / ANTHROPIC_BASE_URL and EDGEGYM_INSTRUCTION.
+    command: str = Field(min_length=1, max_length=16_384)
+    # An upstream the operator named in EDGEGYM_MODEL_UPSTREAMS.
+    upstream: str = Field(pattern=_UPSTREAM_NAME)
+    # The model name sent upstream, whatever the agent asks for.
+    model: str = Field(min_length=1, max_length=256)
+    timeout_seconds: int = Field(ge=1, le=86_400)
+    limits: AgentLimits | None = None
+
+
+class ModelEndpoint(_Response):
+    """The episode's model endpoint, in a harness reset's reply. ``api_key`` is returned
+    once (only its hash is stored) and opens this episode's endpoint while it is active."""
+
+    openai_base_url: str
+    anthropic_base_url: str
+    api_key: str
+
+
+ModelWire = Literal["chat", "responses", "messages"]
+
+
+class ModelCallUsage(_Response):
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ModelCall(_Response):
+    """One model call of a harness episode (``EpisodeTurn.call``), as it went through the
+    episode's endpoint: the agent's request and the answer it got (assembled when streamed)."""
+
+    wire: ModelWire
+    upstream: str
+    model: str
+    stream: bool
+    request: dict[str, Any]
+    response: dict[str, Any] | None
+    status: int
+    error: str | None
+    usage: ModelCallUsage | None
+    latency_ms: float
+
+    @property
+    def ok(self) -> bool:
+        """A 2xx answer without an error."""
+        return self.error is None and 200 <= self.status < 300
+
+
+AgentStatus = Literal["running", "exited", "timed_out", "stopped", "lost"]
+
+
+class AgentRun(_Response):
+    """``Episode.agent``: the agent of a harness episode. ``stopped``: ended by a limit or a
+    close; ``lost``: its container went away."""
+
+    upstream: str
+    model: str
+    status: AgentStatus
+    exit_code: int | None
+    # The last bytes of its stdout and stderr (up to 16 KiB).
+    output_tail: str
+    # How long it ran; None while it runs.
+    seconds: float | None
+    calls: int
+    tokens: int
+    started_at: str
+
+
+class ModelRequest(BaseModel):
+    """A request to an episode's model endpoint, in the wire's own format (OpenAI Chat
+    Completions, OpenAI Responses or Anthropic Messages): free-form."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ModelAnswer(BaseModel):
+    """The endpoint's answer, in the wire's own format: free-form."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ModelError(BaseModel):
+    """An endpoint error in the agent's wire's own shape (OpenAI's or Anthropic's): free-form."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 # --- episodes ---------------------------------------------------------------------
 
 
@@ -215,6 +326,8 @@ class ResetRequest(_Request):
     args: dict[str, Any] | None = None
     ttl_seconds: int | None = Field(default=None, ge=1)
     metadata: dict[str, Any] | None = None
+    # A harness episode: an agent runs in the sandbox (the reply carries ``model_endpoint``).
+    agent: AgentSpec | None = None
 
 
 class _EpisodeOrigin(_Response):
@@ -233,20 +346,30 @@ class _EpisodeOrigin(_Response):
 
 
 class ResetResponse(_EpisodeOrigin):
+    # ``model_endpoint`` is in pydantic's protected ``model_`` namespace before 2.10: no warning.
+    model_config = ConfigDict(extra="ignore", protected_namespaces=())
+
     turn: int
     messages: list[ChatMessage]
     tools: list[ToolDefinition]
     done: bool
     max_turns: int
     expires_at: str
+    # With ``agent``: the episode's endpoint and its key (the agent gets its own URLs to it).
+    model_endpoint: ModelEndpoint | None = None
 
 
 class SampledTokens(_Request):
-    """What the trainer sampled for a step's assistant message (sent with the step, returned per turn)."""
+    """What the trainer sampled for a step's assistant message (sent with the step, returned
+    per turn), or what a harness episode's vLLM upstream returned for a model call (then
+    with ``prompt_token_ids`` and without ``template_hash``)."""
 
     token_ids: list[int] = Field(max_length=131_072)
     logprobs: list[float] | None = Field(default=None, max_length=131_072)
-    template_hash: str = Field(min_length=1, max_length=128)
+    # Sent with every step the trainer samples; absent on a harness episode's call turns.
+    template_hash: str | None = Field(default=None, min_length=1, max_length=128)
+    # The prompt's token ids as the sampler saw them (harness episodes, vLLM upstream).
+    prompt_token_ids: list[int] | None = Field(default=None, max_length=131_072)
 
 
 class TemplateChange(_Response):
@@ -316,6 +439,8 @@ class EpisodeTurn(_Response):
     turn: int
     message_count: int
     sampled: SampledTokens | None
+    # A harness episode's model call that made this turn (t >= 1).
+    call: ModelCall | None = None
     created_at: str
 
 
@@ -337,6 +462,8 @@ class Episode(_EpisodeOrigin):
     parent: EpisodeParent | None = None
     tools: list[ToolDefinition]
     score: Score | None
+    # A harness episode's agent: status, exit code, output tail, time.
+    agent: AgentRun | None = None
     metadata: dict[str, Any]
     created_at: str
     updated_at: str
@@ -750,6 +877,14 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "EvalRolloutError": EvalRolloutError,
     "EvalTiming": EvalTiming,
     "EvalTokenUsage": EvalTokenUsage,
+    "AgentSpec": AgentSpec,
+    "AgentLimits": AgentLimits,
+    "ModelEndpoint": ModelEndpoint,
+    "ModelCall": ModelCall,
+    "AgentRun": AgentRun,
+    "ModelRequest": ModelRequest,
+    "ModelAnswer": ModelAnswer,
+    "ModelError": ModelError,
 }
 
 #: Schemas that are unions of models rather than objects: each member is checked.
@@ -777,6 +912,10 @@ NESTED_MODELS: dict[tuple[str, str], type[BaseModel]] = {
     ("EvalJob", "summary.timing.total_ms"): EvalSpread,
     ("EvalJob", "summary.histogram[]"): EvalHistogramBin,
     ("EvalRollout", "components[]"): ScoreComponent,
+    ("ResetResponse", "model_endpoint"): ModelEndpoint,
+    ("EpisodeTurn", "call"): ModelCall,
+    ("EpisodeTurn", "call.usage"): ModelCallUsage,
+    ("Episode", "agent"): AgentRun,
 }
 
 

@@ -70,8 +70,11 @@ class EdgegymServer:
         env_module: bool = True,
         api_keys: str | None = None,
         env: dict[str, str] | None = None,
+        args: list[str] | None = None,
     ) -> None:
         self.workdir = workdir
+        #: More ``serve`` flags (``--env harbor:DIR``, ``--host``).
+        self.extra_args = list(args or [])
         self.env_module = env_module
         self.api_keys = api_keys
         self.extra_env = env or {}
@@ -79,11 +82,13 @@ class EdgegymServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = workdir / f"server-{self.port}.log"
+        self.db_path = self.workdir / f"edgegym-{self.port}.db"
 
     def start(self, timeout: float = 30.0) -> "EdgegymServer":
-        args = [node_binary(), str(REPO / "bin" / "edgegym.js"), "serve", "--port", str(self.port), "--db", str(self.workdir / f"edgegym-{self.port}.db")]
+        args = [node_binary(), str(REPO / "bin" / "edgegym.js"), "serve", "--port", str(self.port), "--db", str(self.db_path)]
         if self.env_module:
             args += ["--env", str(write_env_module(self.workdir / "envs"))]
+        args += self.extra_args
         env = {**os.environ, "EDGEGYM_REAP_INTERVAL_SECONDS": "0", **self.extra_env}
         if self.api_keys:
             env["EDGEGYM_API_KEYS"] = self.api_keys

@@ -20,8 +20,10 @@ class VLLMServer:
     launches it on GPUs.
     """
 
-    def __init__(self, python: str, model_dir: Path, workdir: Path, *, served_name: str = "tiny", max_lora_rank: int = 16) -> None:
+    def __init__(self, python: str, model_dir: Path, workdir: Path, *, served_name: str = "tiny", max_lora_rank: int = 16, extra_args: list[str] | None = None) -> None:
         self.python = python
+        #: More server flags (``--enable-auto-tool-choice --tool-call-parser hermes`` for agents that send ``tools``).
+        self.extra_args = list(extra_args or [])
         self.model_dir = model_dir
         self.served_name = served_name
         self.max_lora_rank = max_lora_rank
@@ -46,6 +48,7 @@ class VLLMServer:
             # Logprobs of the distribution sampled from (temperature applied), as the
             # trainer's importance weights assume; docs/training.md starts vLLM the same way.
             "--logprobs-mode", "processed_logprobs",
+            *self.extra_args,
         ]  # fmt: skip
         env = {
             **os.environ,

@@ -20,18 +20,22 @@ objects with the episode's reward on every one, which the GRPO trainer's ``train
 advantages per episode (not per sequence); ``HarnessCollector`` starts harness episodes,
 waits for their agents, scores them and returns groups.
 
-The episode is read as JSON (not through ``models.Episode``), so the fields the harness
-adds to a turn are all there.
+The functions take the episode as the JSON of ``GET /v1/episodes/{id}`` or as the
+``models.Episode`` the client returns (``EpisodeTurn.call``, ``SampledTokens.prompt_token_ids``
+and ``Episode.agent`` are in the models); ``read_harness_episode`` and ``wait_done`` return
+JSON, so fields newer than the installed models are kept too.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence, Union
+
+from pydantic import BaseModel
 
 from .. import _calls
+from .. import models as m
 from .trajectory import Trajectory, TrajectoryUnavailable
 from .types import Rollout, RolloutGroup, ScaleRewards, TaskRef, assign_advantages
 
@@ -42,6 +46,18 @@ from .types import Rollout, RolloutGroup, ScaleRewards, TaskRef, assign_advantag
 #: last successful one (an agent killed by its timeout or a call limit mid-call) are
 #: always dropped.
 FailedCalls = Literal["raise", "skip"]
+
+#: An episode as the functions here take it: JSON (``read_harness_episode``) or the client's model.
+EpisodeLike = Union[Mapping[str, Any], m.Episode]
+
+
+def _as_json(episode: EpisodeLike) -> Mapping[str, Any]:
+    if isinstance(episode, m.Episode):
+        # Messages as the server sends them (no null fields), the rest as the models read it.
+        return {**episode.model_dump(mode="json", by_alias=True), "messages": [m.message_dict(x) for x in episode.messages]}
+    if isinstance(episode, BaseModel):
+        return episode.model_dump(mode="json", by_alias=True)
+    return episode
 
 
 def _failed(call: Mapping[str, Any]) -> bool:
@@ -96,11 +112,12 @@ def _request_messages(call: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [dict(x) for x in items if isinstance(x, Mapping)] if isinstance(items, list) else []
 
 
-def harness_trajectories(episode: Mapping[str, Any], *, failed_calls: FailedCalls = "raise") -> list[Trajectory]:
+def harness_trajectories(episode: EpisodeLike, *, failed_calls: FailedCalls = "raise") -> list[Trajectory]:
     """The token sequences of a harness episode's model calls, in call order.
 
     ``episode`` is the JSON of ``GET /v1/episodes/{id}`` with every page's ``turns`` and
-    ``messages`` (``read_harness_episode`` reads it so). Each ``Trajectory`` has
+    ``messages`` (``read_harness_episode`` reads it so), or that read as ``models.Episode``
+    (one ``client.episode(id)`` without paging). Each ``Trajectory`` has
     ``prompt_ids`` (its first call's prompt), ``completion_ids`` (that call's completion,
     then for each merged call the prompt tokens it added (``env_mask`` 0, logprob 0.0) and
     its completion (``env_mask`` 1, the sampler's logprobs)), ``turn_spans`` (each call's
@@ -115,6 +132,7 @@ def harness_trajectories(episode: Mapping[str, Any], *, failed_calls: FailedCall
     upstream does), when its logprobs are not one per token id, when a failed call comes
     before a successful one (see ``FailedCalls``), or when no call succeeded.
     """
+    episode = _as_json(episode)
     episode_id = episode.get("episode_id", "?")
     turns = [t for t in (episode.get("turns") or []) if int(t.get("turn", 0)) >= 1]
     numbers = [int(t["turn"]) for t in turns]
@@ -185,7 +203,7 @@ def _task_of(episode: Mapping[str, Any]) -> TaskRef:
 
 
 def harness_rollouts(
-    episode: Mapping[str, Any],
+    episode: EpisodeLike,
     *,
     failed_calls: FailedCalls = "raise",
     task: TaskRef | None = None,
@@ -201,6 +219,7 @@ def harness_rollouts(
     active or unscored (``wait_done`` waits and scores), and ``TrajectoryUnavailable`` as
     ``harness_trajectories`` does.
     """
+    episode = _as_json(episode)
     episode_id = episode.get("episode_id")
     if episode.get("status") == "active":
         raise ValueError(f"episode {episode_id} is still active (its agent runs): wait for it first (wait_done)")
@@ -210,7 +229,8 @@ def harness_rollouts(
     trajectories = harness_trajectories(episode, failed_calls=failed_calls)
     components = {str(c["name"]): float(c["score"]) for c in score.get("components") or []}
     metrics = {str(k): float(v) for k, v in (score.get("metrics") or {}).items()}
-    failure = score.get("failure")
+    # A component that could not be scored (verifier timeout, no reward file): ``Score.failure``.
+    failure = m.Score.model_validate(score).failure
     out: list[Rollout] = []
     for traj in trajectories:
         out.append(
@@ -266,7 +286,7 @@ def assign_harness_advantages(groups: Sequence[RolloutGroup], scale: ScaleReward
 
 
 def harness_group(
-    episodes: Sequence[Mapping[str, Any]],
+    episodes: Sequence[EpisodeLike],
     *,
     task: TaskRef | None = None,
     failed_calls: FailedCalls = "raise",
@@ -279,6 +299,7 @@ def harness_group(
     (``error`` says why; no tokens), left out of training and of the statistics. Advantages
     are assigned per episode (``assign_harness_advantages``) unless ``scale_rewards`` is
     None (then do it over the whole batch, e.g. with ``"batch"``)."""
+    episodes = [_as_json(ep) for ep in episodes]
     rollouts: list[Rollout] = []
     for ep in episodes:
         try:
@@ -307,7 +328,7 @@ def harness_group(
 
 async def _get_json(client: Any, call: _calls.Call[Any]) -> dict[str, Any]:
     """``call`` sent over HTTP with the client's retries, its reply as JSON (not parsed into
-    a model: a harness turn carries fields the models do not have)."""
+    a model, so fields newer than the installed models are kept)."""
     response = await client._request(call)
     return response.json()
 
@@ -315,7 +336,7 @@ async def _get_json(client: Any, call: _calls.Call[Any]) -> dict[str, Any]:
 async def start_harness_episode(
     client: Any,
     env_id: str,
-    agent: Mapping[str, Any],
+    agent: Mapping[str, Any] | m.AgentSpec,
     *,
     split: str | None = None,
     index: int | None = None,
@@ -327,10 +348,13 @@ async def start_harness_episode(
 ) -> dict[str, Any]:
     """``POST /v1/envs/{env_id}/episodes`` with ``agent`` (``{"command", "upstream",
     "model", "timeout_seconds", "limits"?}``): a reset whose agent starts in the episode's
-    sandbox. Returns the reply JSON (``episode_id``, …, ``model_endpoint``). Retried as
-    ``client.reset`` is, under one idempotency key. ``client`` is an ``AsyncClient``."""
-    call = _calls.reset(env_id, split=split, index=index, seed=seed, args=args, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key)
-    call = dataclasses.replace(call, json={**(call.json or {}), "agent": dict(agent)}, socket=None)
+    sandbox. Returns the reply JSON (``episode_id``, …, ``model_endpoint``); ``client.reset(…,
+    agent=agent)`` is the same call with the reply as ``models.ResetResponse``. Sent over HTTP
+    and retried as ``client.reset`` is, under one idempotency key (the server does not replay
+    a harness reset: a retry after a lost reply fails with ``idempotency_key_reused``).
+    ``client`` is an ``AsyncClient``."""
+    spec = agent if isinstance(agent, m.AgentSpec) else dict(agent)
+    call = _calls.reset(env_id, split=split, index=index, seed=seed, args=args, ttl_seconds=ttl_seconds, metadata=metadata, idempotency_key=idempotency_key, agent=spec)
     return await _get_json(client, call)
 
 
@@ -398,7 +422,7 @@ class HarnessCollector:
     def __init__(
         self,
         client: Any,
-        agent: Mapping[str, Any],
+        agent: Mapping[str, Any] | m.AgentSpec,
         *,
         env_args: dict[str, Any] | None = None,
         max_concurrency: int = 16,
@@ -410,7 +434,7 @@ class HarnessCollector:
         policy_version: Callable[[], int] = lambda: 0,
     ) -> None:
         self.client = client
-        self.agent = dict(agent)
+        self.agent = agent.model_dump(exclude_none=True) if isinstance(agent, m.AgentSpec) else dict(agent)
         self.env_args = env_args
         self.poll_seconds = poll_seconds
         #: Waited beyond the agent's ``timeout_seconds`` (sandbox start, the agent's teardown).
