@@ -94,7 +94,7 @@ export function createApp(deps: AppDeps): EdgegymApp {
   registerHealthRoutes(app, config, registry.runtime, () => registry.list().filter((e) => e.isolation));
   registerEnvRoutes(app, service, () => Promise.all(registry.list().map(describeEnv)));
   registerEpisodeRoutes(app, service);
-  registerModelEndpointRoutes(app, new ModelCalls(store, config, clock), config.modelRequestMaxBytes);
+  registerModelEndpointRoutes(app, new ModelCalls(store, config, clock, deps.upstreamPost), config.modelRequestMaxBytes);
   // Both socket wires share one per-tenant count (the `sockets` quota) and the runtime's view of socket output.
   const sockets = { flow: deps.socketFlow, tenantSlots: new StreamSlots(config.quotas.maxSockets) };
   registerSessionSocketRoute(app, service, config, deps.upgradeWebSocket, sockets);

@@ -1,4 +1,5 @@
 import type { UpgradeWebSocket } from "hono/ws";
+import type { UpstreamPost } from "./model-endpoint/model-calls.js";
 import { EMPTY_UPSTREAMS, type UpstreamCatalog } from "./model-endpoint/upstreams.js";
 import type { EnvRegistry, EnvVersionCheck } from "../envs/index.js";
 import { EMPTY_JUDGE_CATALOG, type JudgeCatalog } from "../envs/judges.js";
@@ -169,6 +170,8 @@ export interface AppDeps {
   upgradeWebSocket?: UpgradeWebSocket;
   /** What the runtime's sockets tell of their output (`ws` on Node); without it socket output is not metered. */
   socketFlow?: SocketFlow;
+  /** How the model endpoint posts to its upstreams (Node: node:http with keep-alive); default fetch. */
+  upstreamPost?: UpstreamPost;
   /** Starts a harness episode's agent once its reset is stored (Node: the agent runner, src/server/node/agent-runner.ts). */
   agents?: (episodeId: string, key: string) => Promise<void>;
   /** The web console's built files (`/ui`, `/docs`): from disk on Node, the ASSETS binding on Workers; without them those pages answer 404. */

@@ -15,13 +15,35 @@ export type EndpointAnswer =
   | { kind: "json"; status: number; body: unknown; headers?: Record<string, string> }
   | { kind: "sse"; status: 200; events: string[] };
 
+/**
+ * One POST to an upstream: its status and body text. A rejection is a transport failure;
+ * one with `timedOut` set means the call's limit passed. Fetch everywhere by default; Node
+ * passes node:http with keep-alive (src/server/node/upstream-post.ts), which costs less.
+ */
+export type UpstreamPost = (url: string, headers: Record<string, string>, body: string, timeoutMs: number) => Promise<{ status: number; text: string }>;
+
+/** The default: fetch, with the call's limit as an abort. */
+export const fetchUpstreamPost: UpstreamPost = async (url, headers, body, timeoutMs) => {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    const res = await fetch(url, { method: "POST", headers, body, signal: controller.signal });
+    return { status: res.status, text: await res.text() };
+  } catch (err) {
+    if (controller.signal.aborted) throw Object.assign(new Error(`the upstream took over ${timeoutMs / 1000} s`), { timedOut: true });
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
 /** How a call that the episode's state no longer allows ends the episode. */
 type Limit = "call_limit" | "token_limit";
 
 const MAX_COMMIT_ATTEMPTS = 50;
 
 /** Fields edgegym adds to a vLLM upstream's request; removed from the reply unless the agent asked for them. */
-const TOKEN_FIELDS = ["prompt_token_ids", "prompt_logprobs", "kv_transfer_params"] as const;
+const TOKEN_FIELDS = ["prompt_token_ids", "prompt_text", "prompt_logprobs", "kv_transfer_params"] as const;
 
 function agentOf(row: StepRow): AgentState | null {
   const parsed = AgentState.safeParse((row.state as { agent?: unknown } | null)?.agent);
@@ -82,7 +104,7 @@ export class ModelCalls {
     private readonly store: EpisodeStorage,
     private readonly config: ServerConfig,
     private readonly clock: () => number,
-    private readonly fetchUpstream: typeof fetch = (input, init) => fetch(input, init),
+    private readonly post: UpstreamPost = fetchUpstreamPost,
   ) {}
 
   async call(episodeId: string, key: string | null, adapter: WireAdapter, body: unknown): Promise<EndpointAnswer> {
@@ -137,7 +159,7 @@ export class ModelCalls {
       usage: usage ? { prompt_tokens: usage.prompt_tokens ?? 0, completion_tokens: usage.completion_tokens ?? 0 } : null,
       latency_ms: latencyMs,
     };
-    const stored = await this.record(row, call, forwarded.chat, upstream.vllm);
+    const stored = await this.record(row, agent, call, forwarded.chat, upstream.vllm);
     if (!stored) return refuse(410, `episode ${episodeId} ended while this call ran; its model endpoint is closed`);
     return answer;
   }
@@ -173,32 +195,28 @@ export class ModelCalls {
       sent.return_token_ids = true;
       sent.logprobs = true;
     }
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.config.modelCallTimeoutMs);
     try {
-      const res = await this.fetchUpstream(`${upstream.baseUrl}/chat/completions`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", ...(upstream.apiKey ? { Authorization: `Bearer ${upstream.apiKey}` } : {}) },
-        body: JSON.stringify(sent),
-        signal: controller.signal,
-      });
-      const text = await res.text();
+      const res = await this.post(
+        `${upstream.baseUrl}/chat/completions`,
+        { "Content-Type": "application/json", ...(upstream.apiKey ? { Authorization: `Bearer ${upstream.apiKey}` } : {}) },
+        JSON.stringify(sent),
+        this.config.modelCallTimeoutMs,
+      );
+      const ok = res.status >= 200 && res.status < 300;
       let json: unknown = null;
       try {
-        json = JSON.parse(text);
+        json = JSON.parse(res.text);
       } catch {
         // Not JSON: the status and the start of the text tell the agent and the record what happened.
       }
       const isObject = typeof json === "object" && json !== null && !Array.isArray(json);
-      if (res.ok && isObject && Array.isArray((json as ChatCompletion).choices)) return { chat: json as ChatCompletion, status: 200 };
-      const status = res.ok ? 502 : res.status;
-      const error = res.ok ? "the upstream's answer is not a chat completion" : `upstream answered ${res.status}: ${text.slice(0, 500)}`;
-      return { chat: null, status, error, ...(isObject && !res.ok ? { errorBody: json as Record<string, unknown> } : {}) };
+      if (ok && isObject && Array.isArray((json as ChatCompletion).choices)) return { chat: json as ChatCompletion, status: 200 };
+      const status = ok ? 502 : res.status;
+      const error = ok ? "the upstream's answer is not a chat completion" : `upstream answered ${res.status}: ${res.text.slice(0, 500)}`;
+      return { chat: null, status, error, ...(isObject && !ok ? { errorBody: json as Record<string, unknown> } : {}) };
     } catch (err) {
-      const timedOut = controller.signal.aborted;
+      const timedOut = (err as { timedOut?: unknown }).timedOut === true;
       return { chat: null, status: timedOut ? 504 : 502, error: timedOut ? `the upstream took over ${this.config.modelCallTimeoutMs / 1000} s` : `cannot reach the upstream: ${err instanceof Error ? err.message : String(err)}` };
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -207,14 +225,15 @@ export class ModelCalls {
    * call that lost the race to another (an agent calling in parallel) is appended after it.
    * False when the episode is no longer active.
    */
-  private async record(first: StepRow, call: ModelCall, chat: ChatCompletion | null, vllm: boolean): Promise<boolean> {
+  private async record(first: StepRow, firstAgent: AgentState, call: ModelCall, chat: ChatCompletion | null, vllm: boolean): Promise<boolean> {
     let row: StepRow | undefined = first;
     const message = transcriptMessage(chat);
     const messageJson = JSON.stringify(message);
     const sampled = vllm ? sampledOf(chat) : null;
     const tokens = (call.usage?.prompt_tokens ?? 0) + (call.usage?.completion_tokens ?? 0);
     for (let attempt = 0; attempt < MAX_COMMIT_ATTEMPTS && row; attempt++) {
-      const agent = agentOf(row);
+      // The first attempt's head was read (and its agent parsed) by the call itself.
+      const agent = row === first ? firstAgent : agentOf(row);
       if (!agent || row.status !== "active") return false;
       const now = this.clock();
       const expiresAt = now + row.ttlSeconds * 1000;

@@ -1,4 +1,5 @@
 import { serve, upgradeWebSocket, type ServerType } from "@hono/node-server";
+import { nodeUpstreamPost } from "./upstream-post.js";
 import { getRequestListener } from "@hono/node-server";
 import { AgentRunner } from "./agent-runner.js";
 import { MODEL_PREFIX } from "../routes/model-endpoint.js";
@@ -90,6 +91,7 @@ export async function startNodeServer(options: NodeServerOptions): Promise<Runni
     socketFlow: wsSocketFlow,
     assets: consoleFilesOnDisk(),
     ...(agents ? { agents: (id: string, key: string) => agents.launch(id, key) } : {}),
+    upstreamPost: nodeUpstreamPost,
   });
   if (harbor) {
     // Containers reach the app through the proxy's address; only the model endpoint is served there (each call carries its episode's key).
