@@ -1,15 +1,13 @@
 import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
-import { databaseLabel } from "../src/server/node/harbor.js";
-import { containersWith, dockerReady } from "./support/docker.js";
+import type { RunningServer } from "../src/server/node/serve.js";
+import { dockerReady } from "./support/docker.js";
 import { harborHttp, type Json } from "./support/harbor-http.js";
 import { REPO_ROOT } from "./support/node-server.js";
-import { freePort } from "./support/child-server.js";
+import { startHarnessServer, type HarnessServer } from "./support/harness-server.js";
 import { startScriptedUpstream, type ScriptedUpstream } from "./support/scripted-upstream.js";
 
 /*
@@ -35,17 +33,14 @@ function agentCommand(env = ""): string {
 const SOLVE = readFileSync(join(FIXTURES, "offline-report/solution/solve.sh"), "utf8").slice(readFileSync(join(FIXTURES, "offline-report/solution/solve.sh"), "utf8").indexOf("python3 - <<"));
 
 describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the episode's model endpoint", () => {
-  let dir: string;
+  let harness: HarnessServer;
   let server: RunningServer;
-  let label: string;
   const upstreams: ScriptedUpstream[] = [];
   let upstream: ScriptedUpstream;
   let limited: ScriptedUpstream;
   const { api } = harborHttp(() => server.url);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "edgegym-harness-"));
-    const dbPath = join(dir, "edgegym.db");
     upstream = await startScriptedUpstream({
       replies: [
         { content: "I will total the revenue per region.", tool_calls: [{ function: { name: "bash", arguments: { command: SOLVE } } }] },
@@ -54,28 +49,12 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
     });
     limited = await startScriptedUpstream({ replies: Array.from({ length: 5 }, () => ({ content: "again", tool_calls: [{ function: { name: "bash", arguments: { command: "true" } } }] })) });
     upstreams.push(upstream, limited);
-    server = await startNodeServer({
-      port: 0,
-      host: "127.0.0.1",
-      dbPath,
-      reapIntervalMs: 0,
-      harborDirs: [FIXTURES],
-      config: {
-        // Its own proxy port: processes listening on one port share callers (SO_REUSEPORT), and another test's server has another database.
-        sandboxEgressPort: await freePort(),
-        modelUpstreams: new Map([
-          ["scripted", { name: "scripted", baseUrl: upstream.url, apiKey: UPSTREAM_KEY, vllm: false }],
-          ["limited", { name: "limited", baseUrl: limited.url, apiKey: null, vllm: false }],
-        ]),
-      },
-    });
-    label = `edgegym.db=${databaseLabel(dbPath)}`;
+    harness = await startHarnessServer("edgegym-harness-", [FIXTURES], { scripted: { url: upstream.url, apiKey: UPSTREAM_KEY }, limited: { url: limited.url } });
+    server = harness.server;
   }, 300_000);
   afterAll(async () => {
-    await server?.close().catch(() => undefined);
+    await harness?.close();
     for (const u of upstreams) await u.close();
-    if (label) for (const id of containersWith(label)) execFileSync("docker", ["rm", "-f", id]);
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const until = async (id: string, timeoutMs = 90_000): Promise<Json> => {
@@ -164,7 +143,7 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
     expect(episode.agent).toMatchObject({ status: "timed_out", exit_code: null, calls: 0 });
     expect(episode.agent.seconds).toBeGreaterThanOrEqual(2);
     // The agent's processes are gone from the box (which stays until the episode is scored or closed).
-    const box = execFileSync("docker", ["ps", "-q", "--filter", label === undefined ? "" : `label=edgegym.episode=${id}`], { encoding: "utf8" }).trim();
+    const box = execFileSync("docker", ["ps", "-q", "--filter", `label=edgegym.episode=${id}`], { encoding: "utf8" }).trim();
     expect(execFileSync("docker", ["exec", box, "sh", "-c", "ps -eo args | grep -c '^sleep 600' || true"], { encoding: "utf8" }).trim()).toBe("0");
     const closed = await api("DELETE", `/v1/episodes/${id}`);
     expect(closed.status).toBe(200);

@@ -1,11 +1,7 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
-import { databaseLabel } from "../src/server/node/harbor.js";
-import { freePort } from "./support/child-server.js";
+import type { RunningServer } from "../src/server/node/serve.js";
+import { startHarnessServer, type HarnessServer } from "./support/harness-server.js";
 import { containersWith, dockerReady } from "./support/docker.js";
 import { harborHttp, type Json } from "./support/harbor-http.js";
 import { ensureMiniSweTask, MINI_AGENT_COMMAND, MINI_SOLVING_REPLIES } from "./support/mini-swe-image.js";
@@ -23,32 +19,20 @@ import { startScriptedUpstream, type ScriptedUpstream } from "./support/scripted
 const ready = dockerReady();
 
 describe.skipIf(!ready)("mini-swe-agent as a harness episode", () => {
-  let dir: string;
+  let harness: HarnessServer;
   let server: RunningServer;
   let upstream: ScriptedUpstream;
-  let label: string;
   const { api } = harborHttp(() => server.url);
 
   beforeAll(async () => {
     const { taskDir } = await ensureMiniSweTask();
-    dir = mkdtempSync(join(tmpdir(), "edgegym-harness-mini-"));
-    const dbPath = join(dir, "edgegym.db");
     upstream = await startScriptedUpstream({ replies: [...MINI_SOLVING_REPLIES] });
-    server = await startNodeServer({
-      port: 0,
-      host: "127.0.0.1",
-      dbPath,
-      reapIntervalMs: 0,
-      harborDirs: [dirname(taskDir)],
-      config: { sandboxEgressPort: await freePort(), modelUpstreams: new Map([["scripted", { name: "scripted", baseUrl: upstream.url, apiKey: null, vllm: false }]]) },
-    });
-    label = `edgegym.db=${databaseLabel(dbPath)}`;
+    harness = await startHarnessServer("edgegym-harness-mini-", [dirname(taskDir)], { scripted: { url: upstream.url } });
+    server = harness.server;
   }, 120_000);
   afterAll(async () => {
-    await server?.close().catch(() => undefined);
+    await harness?.close();
     await upstream?.close();
-    if (label) for (const id of containersWith(label)) execFileSync("docker", ["rm", "-f", id]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("solves the task through the episode's endpoint, one turn per call, equal to what the upstream got and answered", async () => {
@@ -78,6 +62,6 @@ describe.skipIf(!ready)("mini-swe-agent as a harness episode", () => {
     const score = await api("POST", `/v1/episodes/${id}/score`);
     expect(score.status, JSON.stringify(score.body)).toBe(200);
     expect(score.body.score.reward).toBe(1);
-    expect(containersWith(label)).toEqual([]);
+    expect(containersWith(harness.label)).toEqual([]);
   }, 600_000);
 });

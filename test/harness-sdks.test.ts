@@ -1,13 +1,10 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
-import { databaseLabel } from "../src/server/node/harbor.js";
-import { freePort } from "./support/child-server.js";
-import { containersWith, dockerReady } from "./support/docker.js";
+import type { RunningServer } from "../src/server/node/serve.js";
+import { startHarnessServer, type HarnessServer } from "./support/harness-server.js";
+import { dockerReady } from "./support/docker.js";
 import { harborHttp, type Json } from "./support/harbor-http.js";
 import { REPO_ROOT } from "./support/node-server.js";
 import { pinnedVenvPython } from "./support/python-client.js";
@@ -26,15 +23,12 @@ const { python, ready: venvReady } = pinnedVenvPython({ name: "ors", envVar: "OR
 const ready = dockerReady() && venvReady;
 
 describe.skipIf(!ready)("the openai and anthropic SDKs on a harness episode's endpoint", () => {
-  let dir: string;
+  let harness: HarnessServer;
   let server: RunningServer;
   let upstream: ScriptedUpstream;
-  let label: string;
   const { api } = harborHttp(() => server.url);
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "edgegym-harness-sdk-"));
-    const dbPath = join(dir, "edgegym.db");
     const bash = (command: string) => ({ function: { name: "bash", arguments: { command } } });
     upstream = await startScriptedUpstream({
       replies: [
@@ -46,21 +40,12 @@ describe.skipIf(!ready)("the openai and anthropic SDKs on a harness episode's en
         { content: "a streamed message" },
       ],
     });
-    server = await startNodeServer({
-      port: 0,
-      host: "127.0.0.1",
-      dbPath,
-      reapIntervalMs: 0,
-      harborDirs: [FIXTURES],
-      config: { sandboxEgressPort: await freePort(), modelUpstreams: new Map([["scripted", { name: "scripted", baseUrl: upstream.url, apiKey: null, vllm: false }]]) },
-    });
-    label = `edgegym.db=${databaseLabel(dbPath)}`;
+    harness = await startHarnessServer("edgegym-harness-sdk-", [FIXTURES], { scripted: { url: upstream.url } });
+    server = harness.server;
   }, 300_000);
   afterAll(async () => {
-    await server?.close().catch(() => undefined);
+    await harness?.close();
     await upstream?.close();
-    if (label) for (const id of containersWith(label)) execFileSync("docker", ["rm", "-f", id]);
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it("answers every wire as its SDK expects and records each call as a turn", async () => {

@@ -39,7 +39,8 @@ export function lastUserText(request: ScriptedRequest): string {
 /** A "model" that does reverse-text perfectly: instant and deterministic, for orchestration tests and benchmarks. */
 export const reverseLastUser: ScriptedPolicy = (request) => ({ content: `<answer>${Array.from(lastUserText(request)).reverse().join("")}</answer>` });
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** A request's body as text (the test servers' one reader). */
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readBody } from "./scripted-model.js";
 
 /**
  * A scripted OpenAI-compatible upstream for tests of the per-episode model endpoint: a real
@@ -130,15 +131,6 @@ function logprobsContent(ids: number[]): { token: string; logprob: number; bytes
   // A token that is one byte of a multi-byte character is not valid text on its own; vLLM writes
   // such tokens as "bytes:\xNN", and so does this double.
   return ids.map((id) => ({ token: id < 0x80 ? String.fromCharCode(id) : `bytes:\\x${id.toString(16).padStart(2, "0")}`, logprob: fakeLogprob(id), bytes: [id], top_logprobs: [] }));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -1,6 +1,6 @@
 import type { ChatAssistantMessage, ChatCompletionRequest, ChatContentPart, ChatFunctionTool, ChatImagePart, ChatMessage, ChatToolCall, ChatToolChoice } from "./chat-types.js";
 import { RAW_ARGUMENTS_FIELD } from "./anthropic-response.js";
-import { arrayAt, objectAt, optionalBoolean, optionalNumber, optionalSchema, optionalString, stringAt, type JsonObject } from "./request-fields.js";
+import { arrayAt, functionTool, objectAt, optionalBoolean, optionalNumber, optionalString, stringAt, type JsonObject } from "./request-fields.js";
 import { TranslationError } from "./translation-error.js";
 
 /**
@@ -118,18 +118,7 @@ function chatTool(item: unknown, path: string): ChatFunctionTool {
   if (tool.type !== undefined && tool.type !== null && tool.type !== "custom") {
     throw new TranslationError(`${path}: tool type ${JSON.stringify(tool.type)} is an Anthropic server tool with no Chat Completions equivalent; define it as a client tool (name, description, input_schema)`);
   }
-  const description = optionalString(tool.description, `${path}.description`);
-  const parameters = optionalSchema(tool.input_schema, `${path}.input_schema`);
-  const strict = optionalBoolean(tool.strict, `${path}.strict`);
-  return {
-    type: "function",
-    function: {
-      name: stringAt(tool.name, `${path}.name`),
-      ...(description !== undefined ? { description } : {}),
-      ...(parameters !== undefined ? { parameters } : {}),
-      ...(strict !== undefined ? { strict } : {}),
-    },
-  };
+  return functionTool(tool, path, "input_schema");
 }
 
 function toolChoice(value: unknown): { tool_choice?: ChatToolChoice; parallel_tool_calls?: boolean } {

@@ -48,3 +48,23 @@ export function optionalBoolean(value: unknown, path: string): boolean | undefin
 export function optionalSchema(value: unknown, path: string): JsonObject | undefined {
   return value === undefined || value === null ? undefined : objectAt(value, path);
 }
+
+/**
+ * A client-defined function tool in Chat Completions' shape, from the fields both the
+ * Anthropic and the Responses wires spell alike (`name`, `description`, `strict`); only the
+ * schema's field differs (`input_schema` there, `parameters` here).
+ */
+export function functionTool(tool: JsonObject, path: string, schemaField: "input_schema" | "parameters"): { type: "function"; function: { name: string; description?: string; parameters?: JsonObject; strict?: boolean } } {
+  const description = optionalString(tool.description, `${path}.description`);
+  const parameters = optionalSchema(tool[schemaField], `${path}.${schemaField}`);
+  const strict = optionalBoolean(tool.strict, `${path}.strict`);
+  return {
+    type: "function",
+    function: {
+      name: stringAt(tool.name, `${path}.name`),
+      ...(description !== undefined ? { description } : {}),
+      ...(parameters !== undefined ? { parameters } : {}),
+      ...(strict !== undefined ? { strict } : {}),
+    },
+  };
+}

@@ -8,7 +8,7 @@ import type {
   ChatResponseFormat,
   ChatToolChoice,
 } from "./chat-types.js";
-import { arrayAt, objectAt, optionalBoolean, optionalNumber, optionalSchema, optionalString, stringAt, type JsonObject } from "./request-fields.js";
+import { arrayAt, functionTool, objectAt, optionalBoolean, optionalNumber, optionalSchema, optionalString, stringAt, type JsonObject } from "./request-fields.js";
 import { TranslationError } from "./translation-error.js";
 
 /**
@@ -150,18 +150,7 @@ function chatTool(value: unknown, path: string): ChatFunctionTool {
   if (tool.type !== "function") {
     throw new TranslationError(`${path}: tool type ${JSON.stringify(tool.type)} is not supported: the upstream is a Chat Completions model that can only call function tools`);
   }
-  const description = optionalString(tool.description, `${path}.description`);
-  const parameters = optionalSchema(tool.parameters, `${path}.parameters`);
-  const strict = optionalBoolean(tool.strict, `${path}.strict`);
-  return {
-    type: "function",
-    function: {
-      name: stringAt(tool.name, `${path}.name`),
-      ...(description !== undefined ? { description } : {}),
-      ...(parameters !== undefined ? { parameters } : {}),
-      ...(strict !== undefined ? { strict } : {}),
-    },
-  };
+  return functionTool(tool, path, "parameters");
 }
 
 function toolChoice(value: unknown): ChatToolChoice | undefined {
