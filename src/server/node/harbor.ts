@@ -99,6 +99,32 @@ export function imageBuilder(provider: DockerSandboxProvider): (task: HarborTask
   };
 }
 
+/** Whether a process of this host still runs with this pid (a pid we may not signal is alive). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Boxes of in-memory databases whose server process is gone: their episodes went with it,
+ * and no later server shares the database to sweep them by it. A reused pid keeps a box
+ * (never removes a live one); the daemon is this host's, so pids are comparable.
+ */
+export async function removeDeadMemoryBoxes(provider: DockerSandboxProvider): Promise<string[]> {
+  const removed: string[] = [];
+  for (const box of await provider.list({ [SANDBOX_LABELS.role]: "episode" })) {
+    const owner = Number(box.labels[SANDBOX_LABELS.memoryOwner]);
+    if (!Number.isInteger(owner) || owner <= 0 || processAlive(owner)) continue;
+    await provider.destroy(box.id);
+    removed.push(box.id);
+  }
+  return removed;
+}
+
 /**
  * The `harbor` environment on Docker: its tasks loaded, the Docker provider, admission
  * (live boxes of this database, counted from their labels, so every process on the host
@@ -124,7 +150,7 @@ export async function serveHarbor(options: HarborServeOptions): Promise<HarborSe
     });
   }
   const dbLabel = databaseLabel(options.database);
-  const owned = { [SANDBOX_LABELS.db]: dbLabel, [SANDBOX_LABELS.role]: "episode" };
+  const owned = { [SANDBOX_LABELS.db]: dbLabel, [SANDBOX_LABELS.role]: "episode", ...(options.database === ":memory:" ? { [SANDBOX_LABELS.memoryOwner]: String(process.pid) } : {}) };
   const pool = new WarmPool({ provider, dbLabel, perPool: options.warm ?? 0, maxLive: options.maxLive, log: (message) => console.warn(message) });
   const runtime: HarborRuntime = {
     provider,
@@ -141,7 +167,11 @@ export async function serveHarbor(options: HarborServeOptions): Promise<HarborSe
   return {
     env: createHarborEnv(tasks, runtime) as unknown as AnyEnvironment,
     provider,
-    sweep: (lookup) => sweepSandboxes({ provider, dbLabel, lookup, warmPools: pool.keys(), unknownSince }),
+    sweep: async (lookup) => {
+      const orphans = await removeDeadMemoryBoxes(provider);
+      const swept = await sweepSandboxes({ provider, dbLabel, lookup, warmPools: pool.keys(), unknownSince });
+      return { ...swept, removed: [...orphans, ...swept.removed] };
+    },
     boxedEpisodes: async () => (await provider.list(owned)).flatMap((box) => (box.running && box.labels[SANDBOX_LABELS.episode] ? [box.labels[SANDBOX_LABELS.episode] as string] : [])),
     primeWarmPools: () => {
       if (!pool.enabled) return;

@@ -9,4 +9,10 @@ export const SANDBOX_LABELS = {
   tenant: "edgegym.tenant",
   /** A warm box's pool: a hash of the spec it was made with (image, limits, network, settings), so a claim takes an identical box. */
   pool: "edgegym.pool",
+  /**
+   * The pid of the server that owns a box of an in-memory database (`--db :memory:`): no
+   * other server shares that database, so when the process is gone nothing could ever
+   * sweep its boxes by their database; any server's sweep removes them instead.
+   */
+  memoryOwner: "edgegym.memory-owner",
 } as const;
