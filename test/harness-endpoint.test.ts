@@ -122,6 +122,12 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
     expect(await wrong(`/model/${id}/v1/chat/completions`, {})).toBe(401);
     expect(await wrong(`/model/${id}/v1/chat/completions`, { authorization: "Bearer egk_made_up" })).toBe(401);
     expect(await wrong(`/model/ep_someone_else/v1/chat/completions`, { authorization: `Bearer ${key}` })).toBe(401);
+    // Hostile bodies with the right key: too deep, not JSON, not an object, over the size limit; each refused before it is forwarded or counted.
+    const post = async (body: string) => (await fetch(`${server.url}/model/${id}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body })).status;
+    expect(await post("[".repeat(5000) + "]".repeat(5000))).toBe(400);
+    expect(await post("{not json")).toBe(400);
+    expect(await post("[1, 2]")).toBe(400);
+    expect(await post(JSON.stringify({ model: "m", messages: [{ role: "user", content: "x".repeat(17 * 1024 * 1024) }] }))).toBe(413);
     // The server's tenant routes do not take the episode key either.
     expect((await fetch(`${server.url}/v1/episodes/${id}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200); // keyless server: open anyway
 

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { limitBody } from "../middleware/body-limit.js";
+import { jsonDepth, MAX_JSON_DEPTH } from "../middleware/json-body.js";
 import type { AppEnv } from "../context.js";
 import { presentedKey } from "../model-endpoint/episode-key.js";
 import type { EndpointAnswer, ModelCalls } from "../model-endpoint/model-calls.js";
@@ -71,8 +72,12 @@ function send(c: Context<AppEnv>, answer: EndpointAnswer): Response {
 
 /** The body as JSON, or the wire's own 400 (not edgegym's error shape: the agent's SDK reads it). */
 async function readJson(c: Context<AppEnv>, adapter: WireAdapter): Promise<{ body: unknown } | Response> {
+  const text = await c.req.text();
+  // The same bound as every other route's body (middleware/json-body.ts), checked before parsing: a deep body would be stored and re-serialised.
+  const depth = jsonDepth(text);
+  if (depth > MAX_JSON_DEPTH) return c.json(adapter.error(400, `the request body nests ${depth} levels; at most ${MAX_JSON_DEPTH} are accepted`), 400);
   try {
-    return { body: JSON.parse(await c.req.text()) as unknown };
+    return { body: JSON.parse(text) as unknown };
   } catch {
     return c.json(adapter.error(400, "the request body is not valid JSON"), 400);
   }
