@@ -1,4 +1,5 @@
 import { execFile, execFileSync } from "node:child_process";
+import { request } from "node:http";
 import { promisify } from "node:util";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -127,7 +128,16 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
     expect(await post("[".repeat(5000) + "]".repeat(5000))).toBe(400);
     expect(await post("{not json")).toBe(400);
     expect(await post("[1, 2]")).toBe(400);
-    expect(await post(JSON.stringify({ model: "m", messages: [{ role: "user", content: "x".repeat(17 * 1024 * 1024) }] }))).toBe(413);
+    // Over 16 MiB: judged by its Content-Length, answered before the body is sent (a client still writing 17 MiB may see the connection cut instead).
+    const tooBig = await new Promise<number>((resolve, reject) => {
+      const req = request(`${server.url}/model/${id}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "content-length": String(17 * 1024 * 1024) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.flushHeaders();
+    });
+    expect(tooBig).toBe(413);
     // The server's tenant routes do not take the episode key either.
     expect((await fetch(`${server.url}/v1/episodes/${id}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200); // keyless server: open anyway
 
