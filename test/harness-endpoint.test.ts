@@ -123,21 +123,6 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
     expect(await wrong(`/model/${id}/v1/chat/completions`, {})).toBe(401);
     expect(await wrong(`/model/${id}/v1/chat/completions`, { authorization: "Bearer egk_made_up" })).toBe(401);
     expect(await wrong(`/model/ep_someone_else/v1/chat/completions`, { authorization: `Bearer ${key}` })).toBe(401);
-    // Hostile bodies with the right key: too deep, not JSON, not an object, over the size limit; each refused before it is forwarded or counted.
-    const post = async (body: string) => (await fetch(`${server.url}/model/${id}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body })).status;
-    expect(await post("[".repeat(5000) + "]".repeat(5000))).toBe(400);
-    expect(await post("{not json")).toBe(400);
-    expect(await post("[1, 2]")).toBe(400);
-    // Over 16 MiB: judged by its Content-Length, answered before the body is sent (a client still writing 17 MiB may see the connection cut instead).
-    const tooBig = await new Promise<number>((resolve, reject) => {
-      const req = request(`${server.url}/model/${id}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "content-length": String(17 * 1024 * 1024) } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      req.on("error", reject);
-      req.flushHeaders();
-    });
-    expect(tooBig).toBe(413);
     // The server's tenant routes do not take the episode key either.
     expect((await fetch(`${server.url}/v1/episodes/${id}`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200); // keyless server: open anyway
 
@@ -175,6 +160,21 @@ describe.skipIf(!ready)("harness episodes: an agent in the sandbox through the e
     // An offline task (`no-network`): its box goes on the internal network with an empty allowlist.
     const reset = await api("POST", "/v1/envs/harbor/episodes", { args: { task: "offline-report" }, agent: { command: "sleep 30", upstream: "scripted", model: "m", timeout_seconds: 30 } });
     const id = reset.body.episode_id as string;
+    // Hostile bodies with the right key: too deep, not JSON, not an object, over the size limit; each refused before it is forwarded or counted.
+    const post = async (body: string) => (await fetch(`${server.url}/model/${id}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${reset.body.model_endpoint.api_key}` }, body })).status;
+    expect(await post("[".repeat(5000) + "]".repeat(5000))).toBe(400);
+    expect(await post("{not json")).toBe(400);
+    expect(await post("[1, 2]")).toBe(400);
+    // Over 16 MiB: judged by its Content-Length, answered before the body is sent (a client still writing 17 MiB may see the connection cut instead).
+    const tooBig = await new Promise<number>((resolve, reject) => {
+      const req = request(`${server.url}/model/${id}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${reset.body.model_endpoint.api_key}`, "content-length": String(17 * 1024 * 1024) } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.flushHeaders();
+    });
+    expect(tooBig).toBe(413);
     // The offline box reaches the endpoint and nothing else: the proxy refuses any host, a direct connection goes nowhere.
     const box = execFileSync("docker", ["ps", "-q", "--filter", `label=edgegym.episode=${id}`], { encoding: "utf8" }).trim();
     const probe = [
