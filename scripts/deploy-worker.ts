@@ -3,6 +3,9 @@
  * `wrangler deploy` after checking that it will require API keys (scripts/deploy-keys.ts says
  * what is checked), building the console it serves first when missing or stale
  * (scripts/ensure-console.sh). `EDGEGYM_WRANGLER` names another wrangler executable (the tests use a fake).
+ * With `EDGEGYM_HARBOR_TASKS=DIR[:DIR…]` it deploys the Harbor build (scripts/worker-harbor.ts
+ * writes its config: a container class per task image, the tasks bundled). None of the
+ * local Docker work-arounds of `npm run dev:worker` is used here.
  */
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -12,6 +15,16 @@ import { deployKeysDecision, type SecretListing } from "./deploy-keys.js";
 const args = process.argv.slice(2);
 const isPublic = args.includes("--public");
 const rest = args.filter((a) => a !== "--public");
+const harborTasks = process.env.EDGEGYM_HARBOR_TASKS?.trim();
+if (harborTasks) {
+  if (rest.some((a) => a === "--config" || a === "-c" || a.startsWith("--config="))) {
+    console.error("npm run deploy: EDGEGYM_HARBOR_TASKS writes its own wrangler config; drop --config");
+    process.exit(2);
+  }
+  const built = spawnSync("npx", ["tsx", fileURLToPath(new URL("./worker-harbor.ts", import.meta.url)), harborTasks], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (built.status !== 0) process.exit(built.status ?? 1);
+  rest.push("--config", built.stdout.trim());
+}
 // The environment and config file chosen for the deploy are the ones checked.
 const envIndex = rest.findIndex((a) => a === "--env" || a === "-e");
 const env = envIndex >= 0 ? rest[envIndex + 1] : rest.find((a) => a.startsWith("--env="))?.slice("--env=".length);

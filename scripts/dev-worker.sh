@@ -3,6 +3,11 @@
 # builds the console it serves when missing or stale (scripts/ensure-console.sh), applies
 # the checked-in ./drizzle migrations to the local D1 database, then runs the Worker in
 # workerd (wrangler dev). Listens on 127.0.0.1 unless --ip says otherwise.
+#
+# With EDGEGYM_HARBOR_TASKS=DIR[:DIR…] it also serves those Harbor tasks as env `harbor`, one
+# Cloudflare Container per episode (docs/worker.md): scripts/worker-harbor.ts writes the
+# config, and scripts/dev-worker/containers-dev.mjs applies the local Docker work-arounds
+# this machine needs (and only those), then removes what wrangler leaves behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WRANGLER_SEND_METRICS=false
@@ -25,6 +30,19 @@ ip=()
 [ "$has_ip" = 1 ] || ip=(--ip 127.0.0.1)
 
 bash scripts/ensure-console.sh
+
+if [ -n "${EDGEGYM_HARBOR_TASKS:-}" ]; then
+  for arg in "${args[@]}"; do
+    case "$arg" in --config | -c | --config=*) echo "dev:worker: EDGEGYM_HARBOR_TASKS writes its own wrangler config; drop --config" >&2; exit 2 ;; esac
+  done
+  config=$(npx tsx scripts/worker-harbor.ts "$EDGEGYM_HARBOR_TASKS")
+  # The generated config lives in .edgegym/worker-harbor/; keep the local database where the plain Worker keeps it.
+  persist=()
+  case " ${shared[*]} " in *" --persist-to"*) ;; *) persist=(--persist-to .wrangler/state) ;; esac
+  shared+=("${persist[@]}")
+  npx wrangler d1 migrations apply DB --local --config "$config" "${shared[@]}" </dev/null
+  exec node scripts/dev-worker/containers-dev.mjs --config "$config" -- npx wrangler dev --config "$config" "${ip[@]}" "${persist[@]}" "$@"
+fi
 
 # stdin from /dev/null: wrangler only asks for confirmation on a terminal, and a local
 # database needs none.

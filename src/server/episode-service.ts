@@ -109,6 +109,8 @@ export class EpisodeService {
     const env = this.env(envId);
     // Checked before setup makes a container: an unknown upstream or an env without sandboxes is the request's fault.
     const harness = body.agent ? await prepareHarness(env, body.agent, this.config, this.clock()) : null;
+    // The Worker runs no agents: refused before a container is started for nothing.
+    if (harness && !this.agents) throw new ApiError("invalid_request", "this server runs no agent harnesses (they need the Node server's agent runner); reset without `agent`, or use the Node server");
     // Picked before setup, so resources setup makes (a container) carry their owner's id.
     const id = episodeId ?? newEpisodeId();
     const { agent: _agent, ...startBody } = body;

@@ -25,6 +25,8 @@ export interface ChildServerOptions {
   startTimeoutMs?: number;
   /** Working directory (default this process's): a benchmark runs another checkout's server. */
   cwd?: string;
+  /** How long `stop` waits after SIGTERM before SIGKILL (default 5 s): a server that removes containers as it stops needs longer. */
+  stopGraceMs?: number;
 }
 
 export interface ChildServer {
@@ -68,7 +70,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     if (pid === undefined || !groupAlive(pid)) return;
     process.kill(-pid, "SIGTERM");
     // The whole group, not just the leader: workerd may outlive npm by a moment.
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + (options.stopGraceMs ?? 5_000);
     while (groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     if (groupAlive(pid)) process.kill(-pid, "SIGKILL");
     await exited;

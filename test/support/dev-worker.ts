@@ -5,9 +5,12 @@ export interface DevWorkerOptions {
   persistTo: string;
   /** More `wrangler dev` flags (e.g. `--var NAME:value`). */
   args?: string[];
+  /** Added to the environment of `npm run dev:worker` (e.g. EDGEGYM_HARBOR_TASKS). */
+  env?: Record<string, string>;
   /** The checkout to run it in (default this one). */
   cwd?: string;
   startTimeoutMs?: number;
+  stopGraceMs?: number;
 }
 
 /**
@@ -25,9 +28,10 @@ export async function startDevWorker(options: DevWorkerOptions): Promise<{ serve
       const server = await startChildServer({
         command: "npm",
         args: ["run", "--silent", "dev:worker", "--", "--port", String(port), "--persist-to", options.persistTo, ...(options.args ?? [])],
-        env: { WRANGLER_SEND_METRICS: "false" },
+        env: { WRANGLER_SEND_METRICS: "false", ...options.env },
         healthUrl: `${baseUrl}/health`,
         startTimeoutMs: options.startTimeoutMs ?? 90_000,
+        ...(options.stopGraceMs ? { stopGraceMs: options.stopGraceMs } : {}),
         ...(options.cwd ? { cwd: options.cwd } : {}),
       });
       return { server, baseUrl };

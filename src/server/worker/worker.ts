@@ -67,6 +67,11 @@ export function workerStores(bindings: WorkerBindings): Stores {
   return { episodes: new DurableEpisodeStore(bindings.EPISODES, bindings.EPISODE_INDEX), evals: sqliteEvalStore(db) };
 }
 
+export interface WorkerOptions {
+  /** Environments that need the Worker's bindings to exist (the Harbor build's, src/server/worker/harbor.ts). */
+  envsFor?: (bindings: WorkerBindings) => AnyEnvironment[];
+}
+
 /** The Worker's module export: HTTP requests and the cron trigger that reaps expired episodes and old eval jobs. */
 export interface EdgegymWorker {
   fetch(request: Request, env: WorkerBindings, ctx: ExecutionContext): Promise<Response>;
@@ -81,13 +86,16 @@ export interface EdgegymWorker {
  *
  * @example export default createWorker(builtinEnvs);
  */
-export function createWorker(envs: readonly AnyEnvironment[]): EdgegymWorker {
+export function createWorker(envs: readonly AnyEnvironment[], options: WorkerOptions = {}): EdgegymWorker {
   // The registry depends on one var, EDGEGYM_MATH_DATASET, which arrives with the bindings;
   // kept per value so the dataset it names is downloaded once per isolate, not per request.
   let registry: { mathDataset: string; registry: EnvRegistry } | null = null;
+  // Environments made from bindings (the Harbor build's container classes): once per isolate.
+  let bound: AnyEnvironment[] | null = null;
   const registryFor = (bindings: WorkerBindings): EnvRegistry => {
     const mathDataset = bindings.EDGEGYM_MATH_DATASET?.trim() ?? "";
-    if (registry?.mathDataset !== mathDataset) registry = { mathDataset, registry: new EnvRegistry("worker", [...envs, ...mathDatasetEnvs(mathDataset)]) };
+    bound ??= options.envsFor?.(bindings) ?? [];
+    if (registry?.mathDataset !== mathDataset) registry = { mathDataset, registry: new EnvRegistry("worker", [...envs, ...bound, ...mathDatasetEnvs(mathDataset)]) };
     return registry.registry;
   };
   // Bindings arrive with every event but stay the same object within an isolate, so the

@@ -92,6 +92,23 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
   };
   const lost: StopCondition<HarborState> = { name: "sandbox_lost", truncates: true, check: ({ state }) => state.lost };
 
+  const forkBoxes = async (state: HarborState, { episodeIds, tenant }: { episodeIds: readonly string[]; tenant: string | undefined }): Promise<HarborState[]> => {
+    const task = taskNamed(state.task);
+    if (state.lost) throw new EngineError("sandbox_lost", `the container of this episode is gone; it cannot be forked`);
+    await runtime.admit(tenant, { count: episodeIds.length });
+    // A commit of the parent's filesystem (paused for the copy), then one box per fork from it: N branches start identical.
+    const image = await runtime.provider.snapshot(state.sandbox.id, runtime.snapshotLabels).catch(sandboxFailure);
+    const made = await Promise.allSettled(episodeIds.map((id) => runtime.provider.create(harborBoxSpec(task, runtime, image, runtime.labels(id, tenant), state.agent !== undefined))));
+    const boxes = made.flatMap((m) => (m.status === "fulfilled" ? [m.value] : []));
+    const failed = made.find((m): m is PromiseRejectedResult => m.status === "rejected");
+    if (failed) {
+      await Promise.allSettled(boxes.map((box) => runtime.provider.destroy(box.id)));
+      await runtime.provider.removeImage(image).catch(() => undefined);
+      sandboxFailure(failed.reason);
+    }
+    return boxes.map((box) => ({ ...state, sandbox: { ...box, imageDigest: box.imageDigest || image }, snapshot: image }));
+  };
+
   return toolEnv<Args, HarborState>({
     id: "harbor",
     version: "0.1.0",
@@ -112,7 +129,8 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
     maxTurns: MAX_TURNS,
     tools: harborTools(runtime.provider),
     stopConditions: [lost, agentTimeout],
-    runtimes: ["node"],
+    // The Node server's Docker, or the Worker's Containers: whichever runtime built it gave it a provider.
+    runtimes: ["node", "worker"],
     setup: async (row, { episodeId, tenant, harness = false }) => {
       const task = taskNamed(String(row.info?.task));
       if (!episodeId) throw new EngineError("env_unavailable", "harbor episodes are made by a server (they need an episode id to label their container)");
@@ -148,22 +166,7 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
         // Other forks may still run on the snapshot: then the removal is refused, and the last one's release (or the sweep) removes it.
         if (state.snapshot) await runtime.provider.removeImage(state.snapshot).catch(() => undefined);
       },
-      fork: async (state, { episodeIds, tenant }) => {
-        const task = taskNamed(state.task);
-        if (state.lost) throw new EngineError("sandbox_lost", `the container of this episode is gone; it cannot be forked`);
-        await runtime.admit(tenant, { count: episodeIds.length });
-        // A commit of the parent's filesystem (paused for the copy), then one box per fork from it: N branches start identical.
-        const image = await runtime.provider.snapshot(state.sandbox.id, runtime.snapshotLabels).catch(sandboxFailure);
-        const made = await Promise.allSettled(episodeIds.map((id) => runtime.provider.create(harborBoxSpec(task, runtime, image, runtime.labels(id, tenant), state.agent !== undefined))));
-        const boxes = made.flatMap((m) => (m.status === "fulfilled" ? [m.value] : []));
-        const failed = made.find((m): m is PromiseRejectedResult => m.status === "rejected");
-        if (failed) {
-          await Promise.allSettled(boxes.map((box) => runtime.provider.destroy(box.id)));
-          await runtime.provider.removeImage(image).catch(() => undefined);
-          sandboxFailure(failed.reason);
-        }
-        return boxes.map((box) => ({ ...state, sandbox: { ...box, imageDigest: box.imageDigest || image }, snapshot: image }));
-      },
+      ...(runtime.forks === false ? {} : { fork: forkBoxes }),
     },
     rubric: defineRubric<HarborState>(
       [

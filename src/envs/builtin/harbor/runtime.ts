@@ -5,7 +5,7 @@ import type { HarborTaskDir } from "./task-dir.node.js";
  * What the `harbor` environment needs from the server: a sandbox provider, the task's image
  * (built once per content hash), the labels that name a box's owner, and the operator's
  * limits. Injected, so the environment itself stays free of any runtime module; the Node
- * server wires Docker (src/server/node/harbor.ts), the Worker will wire Containers.
+ * server wires Docker (src/server/node/harbor.ts), the Worker wires Containers (src/server/worker/harbor.ts).
  */
 export interface HarborRuntime {
   provider: SandboxProvider;
@@ -22,6 +22,12 @@ export interface HarborRuntime {
   admit(tenant: string | undefined, request?: { count?: number; claim?: boolean }): Promise<void>;
   /** A started box made from `spec` (labels aside) claimed for this episode from the warm pool, or null when there is none. */
   claimWarm?(spec: SandboxSpec, episodeId: string, tenant: string | undefined): Promise<SandboxRecord | null>;
+  /**
+   * Whether a fork can copy a box (the provider snapshots a container's files). False on
+   * Cloudflare Containers, which keep no snapshot: the environment then offers no fork and
+   * the server refuses one with `fork_unavailable` (reason `resources`). Default true.
+   */
+  forks?: boolean;
   /** Operator setting: every task runs with no network, whatever its task.toml says. */
   forceNoNetwork: boolean;
   /** Limits applied where a task leaves them open (Harbor has no pids field, so `pids` always comes from here). */

@@ -1,0 +1,3 @@
+module edgegym/box-server
+
+go 1.19
