@@ -41,6 +41,8 @@ phase "verifiers venvs" bash -c 'bash scripts/verifiers-venv.sh vf03 >/dev/null 
 if docker info >/dev/null 2>&1; then
   # A machine without mmdebstrap (or offline) skips the sandbox tests, saying why; CI requires them.
   phase "sandbox base image" bash -c 'bash scripts/sandbox-base-image.sh || { echo "the sandbox base image could not be built: sandbox tests will be skipped" >&2; [ "${EDGEGYM_REQUIRE_DOCKER:-0}" != 1 ]; }'
+  # The Worker's Harbor images copy edgegym's box server in (Go, compiled inside Docker from Debian's golang-go): built once here, so its time shows.
+  phase "box server image" bash -c 'bash scripts/box-server-image.sh >/dev/null || [ "${EDGEGYM_REQUIRE_DOCKER:-0}" != 1 ]'
 else
   echo "no Docker daemon answers: the sandbox tests will be skipped (see docs/sandboxes.md)"
 fi
