@@ -126,6 +126,7 @@ describe.skipIf(!ready)("Harbor tasks on the Worker (Cloudflare Containers under
     const fork = await api("POST", `/v1/episodes/${r.body.episode_id}/fork`, {});
     expect(fork.status).toBe(409);
     expect(fork.body.error.code).toBe("fork_unavailable");
+    expect(fork.body.error.details.reason).toBe("no_snapshot");
     // Its box dies as a crash would kill it.
     await run("docker", ["kill", ...mine], { timeout: 60_000 });
     const after = await step(r.body.episode_id, 0, "still there?", [call("bash", { command: "true" })]);

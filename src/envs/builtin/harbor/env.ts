@@ -109,6 +109,15 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
     return boxes.map((box) => ({ ...state, sandbox: { ...box, imageDigest: box.imageDigest || image }, snapshot: image }));
   };
 
+  /** A provider without snapshots: said with its own reason, so a client knows a fork can never work here (not a failure to retry). */
+  const refuseFork = async (): Promise<HarborState[]> => {
+    throw new EngineError(
+      "fork_unavailable",
+      `this server's sandboxes (${runtime.provider.name}) keep no snapshot of a container's files, so a fork cannot start from its parent's; start a new episode, or fork on a server with the Docker provider`,
+      { reason: "no_snapshot" },
+    );
+  };
+
   return toolEnv<Args, HarborState>({
     id: "harbor",
     version: "0.1.0",
@@ -166,7 +175,7 @@ export function createHarborEnv(tasks: readonly HarborTaskDir[], runtime: Harbor
         // Other forks may still run on the snapshot: then the removal is refused, and the last one's release (or the sweep) removes it.
         if (state.snapshot) await runtime.provider.removeImage(state.snapshot).catch(() => undefined);
       },
-      ...(runtime.forks === false ? {} : { fork: forkBoxes }),
+      fork: runtime.forks === false ? refuseFork : forkBoxes,
     },
     rubric: defineRubric<HarborState>(
       [

@@ -24,8 +24,8 @@ export interface HarborRuntime {
   claimWarm?(spec: SandboxSpec, episodeId: string, tenant: string | undefined): Promise<SandboxRecord | null>;
   /**
    * Whether a fork can copy a box (the provider snapshots a container's files). False on
-   * Cloudflare Containers, which keep no snapshot: the environment then offers no fork and
-   * the server refuses one with `fork_unavailable` (reason `resources`). Default true.
+   * Cloudflare Containers, which keep no snapshot: a fork is then refused with
+   * `fork_unavailable`, reason `no_snapshot`. Default true.
    */
   forks?: boolean;
   /** Operator setting: every task runs with no network, whatever its task.toml says. */
