@@ -3,7 +3,7 @@
  * Harbor tasks under DIR from the Worker (npm run dev:worker and npm run deploy call it
  * when EDGEGYM_HARBOR_TASKS is set). Prints the path of the wrangler config it wrote.
  *
- * Written under .edgegym/worker-harbor/ (ignored by git):
+ * Written under .edgegym/worker-harbor/ (…-NAME/ with EDGEGYM_WORKER_NAME; ignored by git):
  * - `tasks.json`: the tasks as the Node server loads them (task-bundle.ts);
  * - `box-N/Dockerfile`: one per distinct task image — the task's own Dockerfile, then
  *   edgegym's box server (box-server/, built by scripts/box-server-image.sh) as the
@@ -37,7 +37,9 @@ interface BoxClass {
 }
 
 function parseArgs(argv: string[]): { dirs: string[]; out: string } {
-  let out = join(root, ".edgegym", "worker-harbor");
+  // One directory per worker name: a test, a bench and a deploy may build at once.
+  const name = process.env.EDGEGYM_WORKER_NAME?.trim();
+  let out = join(root, ".edgegym", name ? `worker-harbor-${name}` : "worker-harbor");
   const dirs: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;

@@ -26,7 +26,7 @@ describe("npm run deploy's API key check", () => {
   });
 
   /** Runs scripts/deploy-worker.ts with a fake wrangler whose `secret list` prints `secrets` and whose `deploy` leaves a marker. */
-  function deployWith(secrets: string, args: string[]) {
+  function deployWith(secrets: string, args: string[], env: Record<string, string> = {}) {
     const dir = mkdtempSync(join(tmpdir(), "edgegym-deploy-"));
     dirs.push(dir);
     const fake = join(dir, "wrangler");
@@ -35,7 +35,7 @@ describe("npm run deploy's API key check", () => {
     const run = spawnSync(process.execPath, [join(root, "node_modules/tsx/dist/cli.mjs"), "scripts/deploy-worker.ts", ...args], {
       cwd: root,
       encoding: "utf8",
-      env: { ...process.env, EDGEGYM_WRANGLER: fake },
+      env: { ...process.env, EDGEGYM_WRANGLER: fake, ...env },
       timeout: 60_000,
     });
     const marker = join(dir, "deployed");
@@ -51,5 +51,19 @@ describe("npm run deploy's API key check", () => {
     expect([open.status, open.deployedWith]).toEqual([0, "deploy --dry-run"]);
     const keyed = deployWith('[{"name":"EDGEGYM_API_KEYS","type":"secret_text"}]', []);
     expect([keyed.status, keyed.deployedWith]).toEqual([0, "deploy"]);
+  });
+
+  it("deploys the Harbor build with EDGEGYM_HARBOR_TASKS: its own config, a container class per task image", () => {
+    const env = { EDGEGYM_HARBOR_TASKS: join(root, "test/fixtures/harbor-tasks"), EDGEGYM_WORKER_NAME: "edgegym-deploy-test", EDGEGYM_BOX_SERVER_IMAGE: "edgegym/box-server:current" };
+    const run = deployWith("[]", ["--public", "--dry-run"], env);
+    expect(run.status, run.stderr).toBe(0);
+    const config = join(root, ".edgegym/worker-harbor-edgegym-deploy-test/wrangler.json");
+    expect(run.deployedWith).toBe(`deploy --dry-run --config ${config}`);
+    const written = JSON.parse(readFileSync(config, "utf8")) as { name: string; containers: { class_name: string; instance_type: string }[]; migrations: { new_sqlite_classes: string[] }[] };
+    expect(written.name).toBe("edgegym-deploy-test");
+    expect(written.containers.length).toBeGreaterThanOrEqual(5);
+    expect(written.containers.every((c) => c.instance_type === "standard-2")).toBe(true);
+    expect(written.migrations.at(-1)?.new_sqlite_classes).toEqual(written.containers.map((c) => c.class_name));
+    expect(deployWith("[]", ["--public", "--config", "x.json"], env).status).toBe(2);
   });
 });
