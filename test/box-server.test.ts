@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ExecReply } from "../src/server/worker/durable/box-server-client.js";
 
 /*
  * edgegym's box server (box-server/, Go) against real containers, no mocks: the image is
@@ -62,15 +63,6 @@ interface ExecBody {
   stdin_b64?: string;
 }
 
-interface ExecReply {
-  exit_code: number | null;
-  output_b64: string;
-  output_bytes: number;
-  truncated: boolean;
-  timed_out: boolean;
-  oom_killed: boolean;
-  duration_ms: number;
-}
 
 type Exec = ExecReply & { output: string; wallMs: number };
 

@@ -40,7 +40,8 @@ async function errorOf(res: Response): Promise<{ code: string; message: string }
   return { code: `http_${res.status}`, message: text };
 }
 
-interface ExecReply {
+/** The box server's answer to POST /exec (box-server/exec.go), as it writes it. */
+export interface ExecReply {
   exit_code: number | null;
   output_b64: string;
   output_bytes: number;
