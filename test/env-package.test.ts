@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageEntry, resolveEnvSpecifier } from "../src/server/node/load-envs.js";
+import { packageEntry, resolveEnvSpecifier } from "../src/envs/load-env-modules.node.js";
 import { ensureBuiltDist, ROOT } from "./support/built-dist.js";
 
 /**

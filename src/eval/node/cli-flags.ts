@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from "node:util";
 import { builtinEnvs, EnvRegistry, judgeCatalogFrom } from "../../envs/index.js";
-import { loadEnvModules } from "../../server/node/load-envs.js";
+import { loadEnvModules } from "../../envs/load-env-modules.node.js";
 
 /*
  * What `edgegym eval` and `edgegym generate` read alike: the model endpoint flags, the

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { EvalRequest } from "../../protocol/index.js";
 import { loadEnvSpecs, loadServerConfig } from "../../server/node/config.js";
-import { splitEnvSpecs } from "../../server/node/load-envs.js";
+import { splitEnvSpecs } from "../../envs/load-env-modules.node.js";
 import { cliRegistry, jsonObjectFlag as json, modelEndpoint, numberFlag as number, SHARED_OPTIONS } from "./cli-flags.js";
 import { evalToDir, type EvalToDirResult } from "./eval-to-dir.js";
 import { startLocalHarbor, type LocalHarbor } from "./harbor-local.js";

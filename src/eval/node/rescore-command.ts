@@ -4,7 +4,7 @@ import { basename, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { builtinEnvs, envContentHash, EnvRegistry, judgeCatalogFrom, type AnyEnvironment } from "../../envs/index.js";
 import { EvalRollout, type EvalSummary, type Split } from "../../protocol/index.js";
-import { loadEnvModules } from "../../server/node/load-envs.js";
+import { loadEnvModules } from "../../envs/load-env-modules.node.js";
 import type { RunMetadata } from "../metadata.js";
 import { rescoreRollout, type ReplayOutcome } from "../rescore.js";
 import { SummaryBuilder } from "../stats.js";

@@ -11,7 +11,7 @@ import { viewCommand } from "./view.js";
 import { harborCommand } from "./harbor-check-command.js";
 import { loadEnvSpecs, loadMathDatasetConfig, loadServerConfig } from "./config.js";
 import { initCommand } from "./init-command.js";
-import { loadEnvModules, splitEnvSpecs } from "./load-envs.js";
+import { loadEnvModules, splitEnvSpecs } from "../../envs/load-env-modules.node.js";
 import { isPostgresUrl, redactPostgresUrl } from "../db/pg/url.js";
 import { startNodeServer } from "./serve.js";
 import { readServeSettings } from "./settings.js";

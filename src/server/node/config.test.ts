@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { serverConfigFromVars } from "../config-vars.js";
 import { DEFAULT_CONFIG } from "../context.js";
 import { loadEnvSpecs, loadMathDatasetConfig, loadServerConfig } from "./config.js";
-import { splitEnvSpecs } from "./load-envs.js";
+import { splitEnvSpecs } from "../../envs/load-env-modules.node.js";
 
 describe("loadServerConfig", () => {
   it("reads variables, then the config file, and merges API keys from both", () => {

@@ -5,7 +5,7 @@ import { serverConfigFromVars } from "../config-vars.js";
 import type { ServerConfig } from "../context.js";
 import type { MathDatasetConfig } from "../../envs/builtin/math-dataset/index.js";
 import { ALL_SETTINGS, PROCESS_SETTINGS, settingValue, type Setting } from "../settings.js";
-import { HARBOR_ENV_PREFIX } from "./load-envs.js";
+import { HARBOR_ENV_PREFIX } from "../../envs/load-env-modules.node.js";
 
 /** A config file (`EDGEGYM_CONFIG=path.json` or `--config`): every setting of the table with a file key, each optional. */
 const ConfigFile = z

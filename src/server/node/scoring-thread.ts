@@ -9,7 +9,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { EnvServices } from "../../envs/judges.js";
 import { scoreRubricGroup, type RewardInputs } from "../../envs/rubric.js";
 import type { AnyEnvironment } from "../../envs/types.js";
-import { environmentsIn } from "./load-envs.js";
+import { environmentsIn } from "../../envs/load-env-modules.node.js";
 
 /** What a job sends of a rollout: everything the rubric reads but the parser, which is the environment's own. */
 export type SentInputs = Omit<RewardInputs<unknown>, "parser">;

@@ -7,7 +7,7 @@ import { envContentHash } from "../../envs/content-hash.js";
 import { scoreRubric, scoreRubricGroup, type RewardInputs } from "../../envs/rubric.js";
 import type { AnyEnvironment } from "../../envs/types.js";
 import { scoreFailure, type Score } from "../../protocol/index.js";
-import { loadEnvModules } from "./load-envs.js";
+import { loadEnvModules } from "../../envs/load-env-modules.node.js";
 import { ScoringThreads } from "./scoring-threads.js";
 
 /**

@@ -6,7 +6,7 @@ import type { EnvServices } from "../../envs/judges.js";
 import { scoredBy, unscored, type RewardInputs, type Rubric } from "../../envs/rubric.js";
 import type { AnyEnvironment } from "../../envs/types.js";
 import type { Score } from "../../protocol/index.js";
-import { envModuleUrl } from "./load-envs.js";
+import { envModuleUrl } from "../../envs/load-env-modules.node.js";
 import type { FromThread, SentInputs, ThreadData, ToThread } from "./scoring-thread.js";
 
 export interface ScoringThreadsOptions {

@@ -1,7 +1,13 @@
+/**
+ * Environments from modules and packages named by `--env` (a path, a package name, or
+ * `harbor:DIR`), for every Node entry that takes them: `edgegym serve`, `edgegym eval`,
+ * rescoring and the scoring threads. It sits in the environment layer, below the server
+ * and the eval CLI, so neither imports the other to load environments.
+ */
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { AnyEnvironment } from "../../envs/index.js";
+import type { AnyEnvironment } from "./index.js";
 
 function isEnvironment(value: unknown): value is AnyEnvironment {
   return (
