@@ -5,7 +5,7 @@ import { OpenAIChatModel, resolveExampleCount, resolveSplit, type ChatModel } fr
 import type { ServerConfig } from "../context.js";
 import type { EvalJobRow } from "../db/schema.js";
 import { ApiError } from "../errors.js";
-import { resolvedEnv } from "../resolve-env.js";
+import { resolvedEnv } from "../episodes/resolve-env.js";
 import { canSee, type Tenant } from "../tenants/keys.js";
 import { quotaExceeded } from "../tenants/quotas.js";
 import { StreamSlots } from "../tenants/stream-slots.js";

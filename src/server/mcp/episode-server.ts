@@ -3,7 +3,7 @@ import { CallToolRequestSchema, ErrorCode as JsonRpcCode, GetPromptRequestSchema
 import type { AssistantMessage, ChatMessage, Episode, StepResponse } from "../../protocol/index.js";
 import { contentText } from "../../protocol/index.js";
 import { EngineError } from "../../envs/index.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import type { Tenant } from "../tenants/keys.js";
 

@@ -2,7 +2,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv, ServerConfig } from "../context.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import { findForbiddenKey, jsonDepth, MAX_JSON_DEPTH } from "../middleware/json-body.js";
 import { EDGEGYM_JSONRPC_CODE, episodeMcpServer } from "./episode-server.js";

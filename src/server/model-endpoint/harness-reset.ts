@@ -3,7 +3,7 @@ import type { AnyEnvironment } from "../../envs/index.js";
 import { AgentState } from "../../envs/sandbox/agent-state.js";
 import type { ServerConfig } from "../context.js";
 import { ApiError } from "../errors.js";
-import { isoTime } from "../iso-time.js";
+import { isoTime } from "../episodes/iso-time.js";
 import { modelEndpointUrls } from "../routes/model-endpoint.js";
 import { episodeKeyHash, mintEpisodeKey } from "./episode-key.js";
 

@@ -3,7 +3,7 @@ import { AgentState } from "../../envs/sandbox/agent-state.js";
 import type { EpisodeStorage } from "../db/stores.js";
 import type { StepRow } from "../db/episode-store.js";
 import type { ServerConfig } from "../context.js";
-import { isoTime } from "../iso-time.js";
+import { isoTime } from "../episodes/iso-time.js";
 import { utf8Length } from "../tenants/quotas.js";
 import { episodeKeyHash, sameHash } from "./episode-key.js";
 import { TranslationError } from "./translation-error.js";

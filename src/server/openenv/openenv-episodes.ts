@@ -1,6 +1,6 @@
 import type { AssistantMessage, Episode, StepResponse } from "../../protocol/index.js";
 import type { OpenEnvAction, OpenEnvCallTool, OpenEnvMcpTool, OpenEnvResetData, OpenEnvResult, OpenEnvState } from "../../protocol/openenv.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import type { Tenant } from "../tenants/keys.js";
 

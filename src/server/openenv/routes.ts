@@ -3,7 +3,7 @@ import type { UpgradeWebSocket } from "hono/ws";
 import { z } from "zod";
 import { OpenEnvAnyAction, OpenEnvObservation, OpenEnvResetData, OpenEnvState, OpenEnvStepBody } from "../../protocol/openenv.js";
 import type { AppEnv, ServerConfig } from "../context.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import { socketOriginCheck } from "../middleware/origin-check.js";
 import { messageSocket, type MessageSocketOptions } from "../sockets/message-socket.js";

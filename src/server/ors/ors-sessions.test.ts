@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { builtinEnvs } from "../../envs/index.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import { OrsSessions } from "./ors-sessions.js";
 import { newSessionId } from "./session-id.js";

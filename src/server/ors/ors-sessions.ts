@@ -12,7 +12,7 @@ import {
   type OrsToolCall,
   type OrsToolSpec,
 } from "../../protocol/ors.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import type { Tenant } from "../tenants/keys.js";
 import { scoreCandidates, scoresGroups } from "./ors-score-group.js";

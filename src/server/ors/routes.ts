@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { OrsCreate, OrsCreateSessionBody, OrsGetTask, OrsGetTaskRange, OrsScoreGroup, OrsSplitQuery, OrsToolCall } from "../../protocol/ors.js";
 import { EngineError } from "../../envs/index.js";
 import type { AppEnv, ServerConfig } from "../context.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import { validationDetail } from "../openenv/errors.js";
 import { allTasks, checkSplit, orsSplits, taskAt, taskCount, taskRange } from "./ors-tasks.js";

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { EnvInfo, EnvList, ExamplePage, ExampleQuery } from "../../protocol/index.js";
 import { describeEnv, listExamples as examplesOf } from "../../envs/index.js";
 import type { AppEnv } from "../context.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import { EnvParams } from "./params.js";
 import { errorResponses, json } from "./responses.js";

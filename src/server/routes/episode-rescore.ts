@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { RescoreRequest, RescoreResponse } from "../../protocol/index.js";
 import type { AppEnv } from "../context.js";
-import type { EpisodeRescorer } from "../episode-rescore.js";
+import type { EpisodeRescorer } from "../episodes/episode-rescore.js";
 import { EpisodeParams } from "./params.js";
 import { errorResponses, json } from "./responses.js";
 

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { CloseResponse, Episode, EpisodeQuery, ForkList, ForkListQuery, ForkRequest, ForkResponse, ResetRequest, ResetResponse, ScoreResponse, StepRequest, StepResponse } from "../../protocol/index.js";
 import type { AppEnv } from "../context.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { EnvParams, EpisodeParams } from "./params.js";
 import { errorResponses, json } from "./responses.js";
 import { parseSync, requiredJsonBody } from "./sync-validate.js";

@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { ScoreCompletionsRequest, ScoreCompletionsResponse } from "../../protocol/index.js";
 import { scoreCompletions as scoreAll } from "../../envs/index.js";
 import type { AppEnv } from "../context.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { EnvParams } from "./params.js";
 import { errorResponses, json } from "./responses.js";
 

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import type { UpgradeWebSocket } from "hono/ws";
 import type { AppEnv, ServerConfig } from "../context.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import { EpisodeSocketSession } from "../sockets/episode-session.js";
 import { socketOriginCheck } from "../middleware/origin-check.js";

@@ -3,7 +3,7 @@ import { builtinEnvs, EnvRegistry } from "../../envs/index.js";
 import { DEFAULT_CONFIG } from "../context.js";
 import { EpisodeStore } from "../db/episode-store.js";
 import { openNodeDatabase } from "../db/node-sqlite.js";
-import { EpisodeService } from "../episode-service.js";
+import { EpisodeService } from "../episodes/episode-service.js";
 import { PUBLIC_TENANT } from "../tenants/keys.js";
 import { EpisodeSocketSession } from "./episode-session.js";
 

@@ -1,6 +1,6 @@
 import { SocketRequest, type SocketRequestId } from "../../protocol/session-socket.js";
 import { EngineError } from "../../envs/index.js";
-import type { EpisodeService } from "../episode-service.js";
+import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError, validationError } from "../errors.js";
 import { findForbiddenKey, jsonDepth, MAX_JSON_DEPTH } from "../middleware/json-body.js";
 import type { Tenant } from "../tenants/keys.js";

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineRubric, defineTool, EnvRegistry, multiTurnEnv, rowsDataset, toolEnv, type AnyEnvironment } from "../envs/index.js";
-import { jsonInit, readReply, type HttpReply } from "../../test/support/reply.js";
-import { createApp } from "./app.js";
-import type { ServerConfig } from "./context.js";
-import { openNodeDatabase, type NodeDatabase } from "./db/node-sqlite.js";
+import { defineRubric, defineTool, EnvRegistry, multiTurnEnv, rowsDataset, toolEnv, type AnyEnvironment } from "../../envs/index.js";
+import { jsonInit, readReply, type HttpReply } from "../../../test/support/reply.js";
+import { createApp } from "../app.js";
+import type { ServerConfig } from "../context.js";
+import { openNodeDatabase, type NodeDatabase } from "../db/node-sqlite.js";
 
 const opened: NodeDatabase[] = [];
 afterEach(() => {

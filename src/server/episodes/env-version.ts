@@ -1,5 +1,5 @@
-import { envContentHash, envVersionMismatch, type AnyEnvironment, type ContentHash, type EnvStamp, type EnvVersionCheck } from "../envs/index.js";
-import { ApiError } from "./errors.js";
+import { envContentHash, envVersionMismatch, type AnyEnvironment, type ContentHash, type EnvStamp, type EnvVersionCheck } from "../../envs/index.js";
+import { ApiError } from "../errors.js";
 
 /**
  * Refuses to run `env` on an episode stamped with another version of it: 409

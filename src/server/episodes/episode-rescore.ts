@@ -1,11 +1,11 @@
-import type { RescoreRequest, RescoreResponse, Score } from "../protocol/index.js";
-import { envContentHash, scoreEpisode, type EnvStamp, type EpisodeSnapshot } from "../envs/index.js";
-import type { ServerConfig } from "./context.js";
+import type { RescoreRequest, RescoreResponse, Score } from "../../protocol/index.js";
+import { envContentHash, scoreEpisode, type EnvStamp, type EpisodeSnapshot } from "../../envs/index.js";
+import type { ServerConfig } from "../context.js";
 import { assertEnvVersion } from "./env-version.js";
-import { ApiError } from "./errors.js";
+import { ApiError } from "../errors.js";
 import type { EpisodeService } from "./episode-service.js";
-import type { Tenant } from "./tenants/keys.js";
-import type { EpisodeStorage } from "./db/stores.js";
+import type { Tenant } from "../tenants/keys.js";
+import type { EpisodeStorage } from "../db/stores.js";
 
 /** What a rescore reads about an episode: its transcript and final state, how it was stamped, whose it is. */
 export interface StoredEpisode {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_QUOTAS } from "./tenants/quotas.js";
-import { inProcessApp } from "../../test/support/in-process.js";
-import { counterEnv as counter } from "../../test/support/counter-env.js";
+import { DEFAULT_QUOTAS } from "../tenants/quotas.js";
+import { inProcessApp } from "../../../test/support/in-process.js";
+import { counterEnv as counter } from "../../../test/support/counter-env.js";
 
 // The fork route's bounds and races, in process (the HTTP behaviour both runtimes share is
 // in test/conformance/long-horizon-conformance.ts).

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { completionBudget, defineRubric, envGroup, multiTurnEnv, rowsDataset, type AnyEnvironment } from "../envs/index.js";
-import { contentText } from "../protocol/index.js";
-import { inProcessApp } from "../../test/support/in-process.js";
+import { completionBudget, defineRubric, envGroup, multiTurnEnv, rowsDataset, type AnyEnvironment } from "../../envs/index.js";
+import { contentText } from "../../protocol/index.js";
+import { inProcessApp } from "../../../test/support/in-process.js";
 
 // How a step reaches the transcript now that it is stored per turn: an environment (or a
 // stop condition) that declares it reads history gets all of it, a fork's prefix

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { ForkList } from "../protocol/index.js";
-import { openNodeDatabase } from "./db/node-sqlite.js";
+import { ForkList } from "../../protocol/index.js";
+import { openNodeDatabase } from "../db/node-sqlite.js";
 import { decodeForkCursor, encodeForkCursor } from "./episode-forks.js";
-import { DEFAULT_QUOTAS } from "./tenants/quotas.js";
-import { inProcessApp } from "../../test/support/in-process.js";
-import { counterEnv as counter } from "../../test/support/counter-env.js";
+import { DEFAULT_QUOTAS } from "../tenants/quotas.js";
+import { inProcessApp } from "../../../test/support/in-process.js";
+import { counterEnv as counter } from "../../../test/support/counter-env.js";
 
 // GET /v1/episodes/{id}/forks in process: paging, bounds, hostile cursors, tenants, and
 // that the query is a range of the index rather than a scan.

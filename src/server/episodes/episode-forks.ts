@@ -1,8 +1,8 @@
-import type { EpisodeFork, ForkList, ForkListQuery } from "../protocol/index.js";
-import type { ForkCursor } from "./db/episode-store.js";
-import type { EpisodeStorage } from "./db/stores.js";
-import { ApiError } from "./errors.js";
-import { canSee, type Tenant } from "./tenants/keys.js";
+import type { EpisodeFork, ForkList, ForkListQuery } from "../../protocol/index.js";
+import type { ForkCursor } from "../db/episode-store.js";
+import type { EpisodeStorage } from "../db/stores.js";
+import { ApiError } from "../errors.js";
+import { canSee, type Tenant } from "../tenants/keys.js";
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 

@@ -1,5 +1,5 @@
-import type { AnyEnvironment, EnvRegistry } from "../envs/index.js";
-import { ApiError } from "./errors.js";
+import type { AnyEnvironment, EnvRegistry } from "../../envs/index.js";
+import { ApiError } from "../errors.js";
 
 /** The environment `id` names, or the API error that says why none runs here (404 or 422). */
 export function resolvedEnv(registry: Pick<EnvRegistry, "resolve">, id: string): AnyEnvironment {

@@ -17,25 +17,25 @@ import type {
   StepRequest,
   StepResponse,
   TemplateChange,
-} from "../protocol/index.js";
-import { envContentHash, episodeMaxTurns, episodeTools, episodeView, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../envs/index.js";
-import { TOMBSTONE_MS, type ForkHead, type StepRow, type TurnRecord } from "./db/episode-store.js";
-import type { EpisodeRow } from "./db/schema.js";
-import type { ServerConfig } from "./context.js";
+} from "../../protocol/index.js";
+import { envContentHash, episodeMaxTurns, episodeTools, episodeView, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../../envs/index.js";
+import { TOMBSTONE_MS, type ForkHead, type StepRow, type TurnRecord } from "../db/episode-store.js";
+import type { EpisodeRow } from "../db/schema.js";
+import type { ServerConfig } from "../context.js";
 import { assertEnvVersion } from "./env-version.js";
 import { listForks } from "./episode-forks.js";
-import { ApiError } from "./errors.js";
+import { ApiError } from "../errors.js";
 import { resolvedEnv } from "./resolve-env.js";
 import { forkLineage, MAX_FORK_DEPTH, turnOwner, turnSegments, type TranscriptOwner } from "./lineage.js";
-import { canSee, type Tenant } from "./tenants/keys.js";
-import { EpisodeQuotas } from "./tenants/episode-quotas.js";
-import { utf8Length } from "./tenants/quotas.js";
-import type { EpisodeStorage } from "./db/stores.js";
+import { canSee, type Tenant } from "../tenants/keys.js";
+import { EpisodeQuotas } from "../tenants/episode-quotas.js";
+import { utf8Length } from "../tenants/quotas.js";
+import type { EpisodeStorage } from "../db/stores.js";
 import { isoTime } from "./iso-time.js";
 import { newEpisodeId } from "./episode-id.js";
-import type { ReleaseReason } from "../envs/index.js";
-import type { ModelCall } from "../protocol/index.js";
-import { agentRunView, harnessState, isHarnessState, modelEndpoint, prepareHarness } from "./model-endpoint/harness-reset.js";
+import type { ReleaseReason } from "../../envs/index.js";
+import type { ModelCall } from "../../protocol/index.js";
+import { agentRunView, harnessState, isHarnessState, modelEndpoint, prepareHarness } from "../model-endpoint/harness-reset.js";
 
 const iso = isoTime;
 

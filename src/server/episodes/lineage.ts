@@ -1,4 +1,4 @@
-import type { LineageEntry, TurnSegment } from "./db/episode-store.js";
+import type { LineageEntry, TurnSegment } from "../db/episode-store.js";
 
 /**
  * How deep forks of forks may go. A fork's lineage holds one entry per ancestor whose
