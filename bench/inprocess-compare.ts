@@ -39,7 +39,8 @@ async function load(dir: string, dbPath: string): Promise<{ service: Service; cl
     from("dist/server/context.js"),
     from("dist/server/db/episode-store.js"),
     from("dist/server/db/node-sqlite.js"),
-    from("dist/server/episode-service.js"),
+    // Builds from before the episodes/ folder (issue 28) kept the service at the server's root.
+    from("dist/server/episodes/episode-service.js").catch(() => from("dist/server/episode-service.js")),
     from("bench/echo-env.js"),
   ]);
   const database = sqlite.openNodeDatabase(dbPath);
