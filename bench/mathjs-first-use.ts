@@ -28,6 +28,9 @@ try {
   writeFileSync(
     entry,
     [
+      // As the Worker entry does: mathjs's factories from static imports (Node would require them).
+      `import { useBundledMathjs } from ${JSON.stringify(join(root, "src/envs/math/mathjs-bundled.ts"))};`,
+      "useBundledMathjs();",
       `export { checkEquivalence } from ${JSON.stringify(join(root, "src/envs/math/equivalence.ts"))};`,
       `export { calculate } from ${JSON.stringify(join(root, "src/envs/builtin/tool-math/calculator.ts"))};`,
     ].join("\n"),

@@ -16,4 +16,7 @@ if (major < 22) {
 // ensureBuild on first use and whenever src/ changed since.
 const { ensureBuild } = await import("./ensure-build.js");
 ensureBuild();
+// Before the CLI's modules resolve: a shortcut past a slow path of Node's resolver (start-up).
+const { installResolveHooks } = await import("../dist/server/node/resolve-hooks.js");
+installResolveHooks();
 await import("../dist/server/node/cli.js");

@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import { openaiIfImported } from "./openai-module.js";
 
 /**
  * Why a judge request failed, as a stable code a client may read. The judge's URL, the
@@ -64,6 +64,9 @@ export function failureRef(): string {
 
 /** The code of what the openai client (or a verdict parser) threw, and its full text for the log. */
 export function classifyJudgeError(err: unknown): { code: JudgeFailureCode; status?: number; detail: string } {
+  // Imported with the first judge call; before that nothing can have thrown one of its errors.
+  const OpenAI = openaiIfImported();
+  if (!OpenAI) return { code: "judge_error", detail: err instanceof Error ? err.message : String(err) };
   if (err instanceof OpenAI.APIConnectionTimeoutError) return { code: "judge_timeout", detail: err.message };
   if (err instanceof OpenAI.APIConnectionError) {
     let cause: unknown = err.cause;

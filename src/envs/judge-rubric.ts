@@ -1,7 +1,8 @@
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import pLimit from "p-limit";
 import { contentText } from "../protocol/index.js";
 import { classifyJudgeError, consoleJudgeLogger, failureRef, JudgeFailure, type JudgeFailureCode, type JudgeFailureLogger } from "./judge-failure.js";
+import { importOpenAI } from "./openai-module.js";
 import { defineRubric, type RewardInputs, type Rubric } from "./rubric.js";
 
 /** Where the judge model is served: any OpenAI-compatible chat-completions server. */
@@ -118,11 +119,11 @@ export function judgeRubric<State>(options: JudgeRubricOptions<State> = {}): Rub
     return new JudgeFailure(code, ref, judge, status);
   };
 
-  const clientFor = (endpoint: JudgeEndpoint): OpenAI => {
+  const clientFor = (Client: typeof OpenAI, endpoint: JudgeEndpoint): OpenAI => {
     const key = `${endpoint.baseURL}\n${endpoint.apiKey ?? ""}`;
     let client = clients.get(key);
     if (!client) {
-      client = new OpenAI({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey || "no-key", timeout: timeoutMs, maxRetries: options.maxRetries ?? 1 });
+      client = new Client({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey || "no-key", timeout: timeoutMs, maxRetries: options.maxRetries ?? 1 });
       clients.set(key, client);
     }
     return client;
@@ -149,7 +150,8 @@ export function judgeRubric<State>(options: JudgeRubricOptions<State> = {}): Rub
         const content = fillTemplate(template, { question: questionOf(inputs), answer: inputs.answer ?? "", response });
         const reply = await limit(async () => {
           try {
-            const completion = await clientFor(endpoint).chat.completions.create({
+            const { default: Client } = await importOpenAI(); // on the first call (start-up time)
+            const completion = await clientFor(Client, endpoint).chat.completions.create({
               model: endpoint.model,
               messages: [{ role: "user", content }],
               temperature: options.temperature ?? 0,

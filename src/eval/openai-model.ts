@@ -1,4 +1,5 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import type OpenAI from "openai";
+import { importOpenAI, openaiIfImported } from "../envs/openai-module.js";
 import type { AssistantMessage, ToolCall } from "../protocol/index.js";
 import { EvalError, retryAfterMs } from "./errors.js";
 import type { ChatModel, ChatRequest, ChatResult } from "./model.js";
@@ -38,18 +39,23 @@ export function connectionError(err: unknown, baseUrl?: string): EvalError {
 /** Maps what the openai client throws to an EvalError that says whether a retry may help. */
 export function classifyModelError(err: unknown): EvalError {
   if (err instanceof EvalError) return err;
-  if (err instanceof APIUserAbortError) return new EvalError("aborted", "aborted", false);
-  if (err instanceof APIConnectionTimeoutError) return new EvalError("model_timeout", `model request timed out: ${err.message}`, true);
-  if (err instanceof APIConnectionError) return connectionError(err);
-  if (err instanceof APIError) {
-    const status = err.status ?? 0;
-    const text = `model endpoint answered ${status}: ${err.message}`;
-    const after = retryAfterMs(err.headers ?? undefined);
-    if (status === 429) return new EvalError("model_rate_limited", text, true, after);
-    if (status === 408 || status === 409) return new EvalError("model_timeout", text, true, after);
-    if (status >= 500) return new EvalError("model_server_error", text, true, after);
-    if (status === 401 || status === 403) return new EvalError("model_auth_error", text, false);
-    return new EvalError("model_bad_request", text, false);
+  // The openai package is imported with the first request (OpenAIChatModel); before that none of its errors exists.
+  const openai = openaiIfImported();
+  if (openai) {
+    const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = openai;
+    if (err instanceof APIUserAbortError) return new EvalError("aborted", "aborted", false);
+    if (err instanceof APIConnectionTimeoutError) return new EvalError("model_timeout", `model request timed out: ${err.message}`, true);
+    if (err instanceof APIConnectionError) return connectionError(err);
+    if (err instanceof APIError) {
+      const status = err.status ?? 0;
+      const text = `model endpoint answered ${status}: ${err.message}`;
+      const after = retryAfterMs(err.headers ?? undefined);
+      if (status === 429) return new EvalError("model_rate_limited", text, true, after);
+      if (status === 408 || status === 409) return new EvalError("model_timeout", text, true, after);
+      if (status >= 500) return new EvalError("model_server_error", text, true, after);
+      if (status === 401 || status === 403) return new EvalError("model_auth_error", text, false);
+      return new EvalError("model_bad_request", text, false);
+    }
   }
   if (err instanceof Error && err.name === "AbortError") return new EvalError("aborted", "aborted", false);
   return new EvalError("model_bad_response", err instanceof Error ? err.message : String(err), false);
@@ -77,12 +83,23 @@ export function toAssistantMessage(raw: { content?: string | null; tool_calls?: 
 export class OpenAIChatModel implements ChatModel {
   readonly model: string;
   readonly baseUrl: string;
-  private readonly client: OpenAI;
+  private readonly options: OpenAIModelOptions;
+  private client: OpenAI | undefined;
 
   constructor(options: OpenAIModelOptions) {
     this.model = options.model;
     this.baseUrl = options.baseUrl;
-    this.client = new OpenAI({ apiKey: options.apiKey || "EMPTY", baseURL: options.baseUrl, maxRetries: 0, timeout: options.timeoutMs });
+    this.options = options;
+  }
+
+  /** The client, made on the first request: the openai package is imported then, not at start-up. */
+  private async openClient(): Promise<OpenAI> {
+    if (!this.client) {
+      const { default: Client } = await importOpenAI();
+      const { apiKey, baseUrl, timeoutMs } = this.options;
+      this.client ??= new Client({ apiKey: apiKey || "EMPTY", baseURL: baseUrl, maxRetries: 0, timeout: timeoutMs });
+    }
+    return this.client;
   }
 
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResult> {
@@ -93,12 +110,14 @@ export class OpenAIChatModel implements ChatModel {
       ...(request.tools.length ? { tools: request.tools } : {}),
       stream: false,
     } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+    const client = await this.openClient();
     let completion: OpenAI.Chat.ChatCompletion;
     try {
-      completion = await this.client.chat.completions.create(body, { signal });
+      completion = await client.chat.completions.create(body, { signal });
     } catch (err) {
       // Named here, where the URL is known; a timeout keeps its own code.
-      if (err instanceof APIConnectionError && !(err instanceof APIConnectionTimeoutError)) throw connectionError(err, this.baseUrl);
+      const openai = openaiIfImported();
+      if (openai && err instanceof openai.APIConnectionError && !(err instanceof openai.APIConnectionTimeoutError)) throw connectionError(err, this.baseUrl);
       throw err;
     }
     const choice = completion.choices?.[0];

@@ -2,7 +2,9 @@ import { all, create, type FactoryFunctionMap, type MathJsInstance } from "mathj
 import { describe, expect, it } from "vitest";
 import { CALCULATOR_CONSTANTS, CALCULATOR_FUNCTIONS, CALCULATOR_OPERATORS } from "../builtin/tool-math/calculator.js";
 import { checkEquivalence } from "./equivalence.js";
-import { decimalMath, floatMath } from "./mathjs.js";
+import { createRequire } from "node:module";
+import { decimalMath, floatMath, loadMathjsOnNode, MATH_NAMES, mathjsFromFiles, type MathjsFactories } from "./mathjs.js";
+import { BUNDLED_MATHJS } from "./mathjs-bundled.js";
 import { FUNCTION_ALIASES, KNOWN_NAMES, SUM_FUNCTIONS } from "./scalar.js";
 
 // The instances are built from named factories only; a full `create(all)` instance is the
@@ -70,5 +72,28 @@ describe("the lean mathjs instances", () => {
       expect(outcome(floatMath(), candidate), candidate).toMatch(/^error: /);
       expect(checkEquivalence(candidate, fullValue), candidate).toEqual({ equal: false, method: "text" });
     }
+  });
+});
+
+describe("where mathjs's factories come from", () => {
+  /** The factories (`createAdd`, …) a name's dependency map brings in, nested maps walked. */
+  const factoryNames = (map: FactoryFunctionMap): string[] => {
+    const names = new Set<string>();
+    const walk = (m: FactoryFunctionMap): void => {
+      for (const [key, value] of Object.entries(m)) {
+        if (typeof value === "object" && value !== null) walk(value as FactoryFunctionMap);
+        else names.add(key);
+      }
+    };
+    walk(map);
+    return [...names].sort();
+  };
+  const byName = (source: MathjsFactories) => Object.fromEntries(MATH_NAMES.map((name) => [name, factoryNames(source.dependencies[name])]));
+
+  it("on Node, from mathjs's files (not its entry), the same factories as the Worker's static imports", () => {
+    const fromFiles = mathjsFromFiles(createRequire(import.meta.url)); // throws if mathjs moved them
+    expect(byName(fromFiles)).toEqual(byName(BUNDLED_MATHJS));
+    expect(byName(loadMathjsOnNode())).toEqual(byName(BUNDLED_MATHJS));
+    expect(typeof fromFiles.create).toBe("function");
   });
 });

@@ -1,66 +1,19 @@
-import {
-  absDependencies,
-  acosDependencies,
-  addDependencies,
-  asinDependencies,
-  atan2Dependencies,
-  atanDependencies,
-  cbrtDependencies,
-  ceilDependencies,
-  combinationsDependencies,
-  coshDependencies,
-  cosDependencies,
-  cotDependencies,
-  create,
-  cscDependencies,
-  divideDependencies,
-  eDependencies,
-  evaluateDependencies,
-  expDependencies,
-  factorialDependencies,
-  fixDependencies,
-  floorDependencies,
-  formatDependencies,
-  gcdDependencies,
-  hypotDependencies,
-  iDependencies,
-  InfinityDependencies,
-  lcmDependencies,
-  log10Dependencies,
-  log2Dependencies,
-  logDependencies,
-  maxDependencies,
-  minDependencies,
-  modDependencies,
-  multiplyDependencies,
-  nthRootDependencies,
-  parseDependencies,
-  phiDependencies,
-  piDependencies,
-  powDependencies,
-  roundDependencies,
-  secDependencies,
-  signDependencies,
-  sinDependencies,
-  sinhDependencies,
-  sqrtDependencies,
-  subtractDependencies,
-  tanDependencies,
-  tanhDependencies,
-  tauDependencies,
-  unaryMinusDependencies,
-  unaryPlusDependencies,
-  type FactoryFunctionMap,
-  type MathJsInstance,
-} from "mathjs";
+import type { ConfigOptions, FactoryFunctionMap, MathJsFactory, MathJsInstance } from "mathjs";
 
 /**
  * mathjs instances, built on first use from only the functions the equivalence checker
  * and the calculator can evaluate. `create(all)` registers all of mathjs's ~700 factories
  * (built lazily, but units and all included) and puts all of mathjs plus seedrandom in the
- * Worker bundle; the `*Dependencies` imports below carry just these and what they need,
+ * Worker bundle; the `*Dependencies` maps named below carry just these and what they need,
  * which halves the first use (`npm run bench:mathjs`) and the mathjs part of the bundle.
- * Do not import mathjs lazily with import(): esbuild then stops tree-shaking it.
+ *
+ * Where the maps come from depends on the runtime, and nothing here imports mathjs's code:
+ * - on a Worker, from static imports (mathjs-bundled.ts, installed by the Worker entry with
+ *   `useBundledMathjs()`), so esbuild keeps only these factories (it stops tree-shaking a
+ *   module imported with import());
+ * - on Node, from mathjs's CommonJS files, required on first use (`loadMathjsOnNode`).
+ *   Importing the package ("mathjs") runs its whole entry: ~1,000 modules and every one of
+ *   its ~700 functions built, over a second, which `edgegym serve` paid at start-up.
  *
  * - `floatMath`: plain IEEE doubles (and complex results, e.g. sqrt(-1)), for evaluating
  *   expressions at sample points and the calculator.
@@ -85,63 +38,143 @@ import {
  * mathjs.test.ts checks every one of those names against this instance and compares its
  * results with a full `create(all)` instance.
  */
-// mathjs types each `*Dependencies` export as possibly undefined; all are defined in the package.
-export const MATH_FACTORIES = {
+export const MATH_NAMES = [
   // operators
-  addDependencies,
-  subtractDependencies,
-  multiplyDependencies,
-  divideDependencies,
-  unaryMinusDependencies,
-  unaryPlusDependencies,
-  powDependencies,
-  modDependencies,
-  factorialDependencies,
+  "add",
+  "subtract",
+  "multiply",
+  "divide",
+  "unaryMinus",
+  "unaryPlus",
+  "pow",
+  "mod",
+  "factorial",
   // functions
-  sqrtDependencies,
-  cbrtDependencies,
-  nthRootDependencies,
-  absDependencies,
-  expDependencies,
-  logDependencies,
-  log10Dependencies,
-  log2Dependencies,
-  sinDependencies,
-  cosDependencies,
-  tanDependencies,
-  sinhDependencies,
-  coshDependencies,
-  tanhDependencies,
-  secDependencies,
-  cscDependencies,
-  cotDependencies,
-  asinDependencies,
-  acosDependencies,
-  atanDependencies,
-  atan2Dependencies,
-  floorDependencies,
-  ceilDependencies,
-  combinationsDependencies,
-  roundDependencies,
-  fixDependencies,
-  minDependencies,
-  maxDependencies,
-  gcdDependencies,
-  lcmDependencies,
-  signDependencies,
-  hypotDependencies,
+  "sqrt",
+  "cbrt",
+  "nthRoot",
+  "abs",
+  "exp",
+  "log",
+  "log10",
+  "log2",
+  "sin",
+  "cos",
+  "tan",
+  "sinh",
+  "cosh",
+  "tanh",
+  "sec",
+  "csc",
+  "cot",
+  "asin",
+  "acos",
+  "atan",
+  "atan2",
+  "floor",
+  "ceil",
+  "combinations",
+  "round",
+  "fix",
+  "min",
+  "max",
+  "gcd",
+  "lcm",
+  "sign",
+  "hypot",
   // constants
-  piDependencies,
-  eDependencies,
-  iDependencies,
-  InfinityDependencies,
-  tauDependencies,
-  phiDependencies,
+  "pi",
+  "e",
+  "i",
+  "Infinity",
+  "tau",
+  "phi",
   // parsing, evaluating a string, printing a result
-  parseDependencies,
-  evaluateDependencies,
-  formatDependencies,
-} as FactoryFunctionMap;
+  "parse",
+  "evaluate",
+  "format",
+] as const;
+
+export type MathName = (typeof MATH_NAMES)[number];
+
+/** What the instances are built from: mathjs's `create` and the `<name>Dependencies` map of each name. */
+export interface MathjsFactories {
+  create: MathJsFactory["create"];
+  dependencies: Record<MathName, FactoryFunctionMap>;
+}
+
+let provided: MathjsFactories | undefined;
+
+/** Builds the instances from `factories` from now on (the Worker entry's `useBundledMathjs()`). */
+export function provideMathjs(factories: MathjsFactories): void {
+  provided = factories;
+  floatInstance = decimalInstance = bigInstance = undefined;
+}
+
+/** The `require` of Node (or a runtime that has its `module` built-in), or undefined. */
+function nodeRequire(): NodeRequireLike | undefined {
+  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const nodeModule = proc?.getBuiltinModule?.("module") as { createRequire?: (from: string) => NodeRequireLike } | undefined;
+  return nodeModule?.createRequire?.(import.meta.url);
+}
+
+interface NodeRequireLike {
+  (id: string): unknown;
+  resolve(id: string): string;
+}
+
+/**
+ * The maps from the files of mathjs's CommonJS build that define them, beside its entry
+ * (lib/cjs/index.js): core/create.js and entry/dependenciesAny/dependencies<Name>.generated.js.
+ * These load the factories' code (~700 small modules) but build nothing, a third of what
+ * requiring the entry costs. Throws when a file is missing or holds no such map.
+ */
+export function mathjsFromFiles(load: NodeRequireLike): MathjsFactories {
+  const entry = load.resolve("mathjs");
+  const dir = entry.slice(0, entry.search(/[\\/][^\\/]*$/) + 1);
+  const create = (load(`${dir}core/create.js`) as { create?: unknown }).create;
+  if (typeof create !== "function") throw new Error(`no create in ${dir}core/create.js`);
+  const dependencies = {} as Record<MathName, FactoryFunctionMap>;
+  for (const name of MATH_NAMES) {
+    const file = `${dir}entry/dependenciesAny/dependencies${name[0]?.toUpperCase()}${name.slice(1)}.generated.js`;
+    const map = (load(file) as Record<string, unknown>)[`${name}Dependencies`];
+    if (typeof map !== "object" || map === null) throw new Error(`no ${name}Dependencies in ${file}`);
+    dependencies[name] = map as FactoryFunctionMap;
+  }
+  return { create: create as MathjsFactories["create"], dependencies };
+}
+
+/**
+ * mathjs on Node, required when an instance is first built: from its files (above), or,
+ * should a later mathjs lay them out otherwise, from the package's entry (the same factories).
+ */
+export function loadMathjsOnNode(): MathjsFactories {
+  const load = nodeRequire();
+  if (!load) throw new Error("mathjs is not loaded: outside Node, call useBundledMathjs() (envs/math/mathjs-bundled.ts) once at start-up, as the Worker entry does");
+  try {
+    return mathjsFromFiles(load);
+  } catch {
+    const mathjs = load("mathjs") as Record<string, unknown> & { create: MathjsFactories["create"] };
+    const dependencies = {} as Record<MathName, FactoryFunctionMap>;
+    for (const name of MATH_NAMES) dependencies[name] = mathjs[`${name}Dependencies`] as FactoryFunctionMap;
+    return { create: mathjs.create, dependencies };
+  }
+}
+
+function factories(): MathjsFactories {
+  provided ??= loadMathjsOnNode();
+  return provided;
+}
+
+/** Every name's dependency map, as `create` takes them. */
+function mathFactories(): FactoryFunctionMap {
+  const { dependencies } = factories();
+  return Object.fromEntries(MATH_NAMES.map((name) => [`${name}Dependencies`, dependencies[name]])) as FactoryFunctionMap;
+}
+
+function create(maps: FactoryFunctionMap, config?: ConfigOptions): MathJsInstance {
+  return factories().create(maps, config);
+}
 
 /**
  * The factories in `maps`, flattened as `create` flattens them, without the Unit class.
@@ -188,7 +221,7 @@ function boundedCombinations(math: MathJsInstance): (n: unknown, k: unknown) => 
 
 export function floatMath(): MathJsInstance {
   if (!floatInstance) {
-    const math = create(withoutUnits(MATH_FACTORIES));
+    const math = create(withoutUnits(mathFactories()));
     math.import({ combinations: boundedCombinations(math) }, { override: true });
     floatInstance = math;
   }
@@ -213,7 +246,7 @@ let bigDigits = 0;
  */
 export function bigMath(digits?: number): MathJsInstance {
   if (!bigInstance) {
-    const math = create(withoutUnits(MATH_FACTORIES), { number: "BigNumber", precision: digits ?? 32 });
+    const math = create(withoutUnits(mathFactories()), { number: "BigNumber", precision: digits ?? 32 });
     const combinations = math.combinations as (n: unknown, k: unknown) => unknown;
     const factorial = math.factorial as (n: unknown) => unknown;
     const big = (x: unknown): number => (typeof x === "object" && x !== null && "toNumber" in x ? (x as { toNumber(): number }).toNumber() : Number(x));
@@ -242,6 +275,6 @@ export function bigMath(digits?: number): MathJsInstance {
 
 export function decimalMath(): MathJsInstance {
   // Only `parse` is used in BigNumber mode (literals become exact decimals; nothing is evaluated).
-  decimalInstance ??= create(withoutUnits({ parseDependencies } as FactoryFunctionMap), { number: "BigNumber", precision: 64 });
+  decimalInstance ??= create(withoutUnits({ parseDependencies: factories().dependencies.parse } as FactoryFunctionMap), { number: "BigNumber", precision: 64 });
   return decimalInstance;
 }

@@ -1,7 +1,9 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+
+// The SDK's modules are imported when a connection opens, not with this module: the client
+// and the schemas under it were a tenth of `edgegym serve`'s start-up.
 
 /**
  * An MCP server an environment takes tools from: a name (how errors and tool records name
@@ -53,13 +55,13 @@ export function mcpHttpServer(options: { name: string; url: string | URL; header
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error(`MCP server "${options.name}": url must be http(s), got ${url.protocol}`);
   return {
     name: options.name,
-    connect: () =>
-      Promise.resolve(
-        new StreamableHTTPClientTransport(url, {
-          fetch: boundedFetch(options.maxResponseBytes ?? DEFAULT_MCP_MAX_RESPONSE_BYTES, options.fetch),
-          requestInit: { headers: { ...(options.headers ?? {}) }, redirect: "manual" },
-        }),
-      ),
+    connect: async () => {
+      const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+      return new StreamableHTTPClientTransport(url, {
+        fetch: boundedFetch(options.maxResponseBytes ?? DEFAULT_MCP_MAX_RESPONSE_BYTES, options.fetch),
+        requestInit: { headers: { ...(options.headers ?? {}) }, redirect: "manual" },
+      });
+    },
   };
 }
 
@@ -91,6 +93,7 @@ export class McpConnections {
       const source = this.sources.get(name);
       if (!source) return Promise.reject(new Error(`no MCP server "${name}"`));
       pending = (async () => {
+        const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
         const client = new Client({ name: "edgegym", version: "1" });
         client.onclose = () => {
           if (this.clients.get(name) === pending) this.clients.delete(name);

@@ -1,4 +1,3 @@
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { DEFAULT_MCP_MAX_RESPONSE_BYTES, type McpServerSource } from "./servers.js";
 
 /**
@@ -21,16 +20,17 @@ export function mcpStdioServer(options: {
 }): McpServerSource {
   return {
     name: options.name,
-    connect: () =>
-      Promise.resolve(
-        new StdioClientTransport({
-          command: options.command,
-          args: options.args ?? [],
-          env: options.env ?? {},
-          ...(options.cwd ? { cwd: options.cwd } : {}),
-          stderr: options.stderr ?? "ignore",
-          maxBufferSize: options.maxMessageBytes ?? DEFAULT_MCP_MAX_RESPONSE_BYTES,
-        }),
-      ),
+    connect: async () => {
+      // Imported when a connection opens, not at start-up (see servers.ts).
+      const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+      return new StdioClientTransport({
+        command: options.command,
+        args: options.args ?? [],
+        env: options.env ?? {},
+        ...(options.cwd ? { cwd: options.cwd } : {}),
+        stderr: options.stderr ?? "ignore",
+        maxBufferSize: options.maxMessageBytes ?? DEFAULT_MCP_MAX_RESPONSE_BYTES,
+      });
+    },
   };
 }

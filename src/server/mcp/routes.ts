@@ -1,14 +1,19 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv, ServerConfig } from "../context.js";
 import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import { findForbiddenKey, jsonDepth, MAX_JSON_DEPTH } from "../middleware/json-body.js";
-import { EDGEGYM_JSONRPC_CODE, episodeMcpServer } from "./episode-server.js";
 
 /** Where an episode's MCP server lives (streamable HTTP). */
 export const MCP_EPISODE_PATH = "/mcp/episodes/:id";
+
+/**
+ * The MCP server's modules (the SDK's server and transport, and ours over them), imported
+ * with the first MCP request rather than at start-up: the SDK and the schemas under it were
+ * a tenth of `edgegym serve`'s start-up. Later requests get them at once.
+ */
+const importMcpServer = () => Promise.all([import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"), import("./episode-server.js")]);
 
 /** A JSON-RPC error response (MCP's error shape over HTTP), with the HTTP status of the edgegym code. */
 function jsonRpcError(c: Context<AppEnv>, status: number, code: number, message: string, data?: unknown, headers: Record<string, string> = {}): Response {
@@ -33,6 +38,7 @@ function readsOpening(body: unknown): boolean {
 export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeService, config: ServerConfig): void {
   app.on(["GET", "DELETE"], MCP_EPISODE_PATH, (c) => jsonRpcError(c, 405, -32000, `${c.req.method} is not offered: this MCP server is stateless; send JSON-RPC with POST`, undefined, { Allow: "POST" }));
   app.post(MCP_EPISODE_PATH, async (c) => {
+    const [{ WebStandardStreamableHTTPServerTransport }, { EDGEGYM_JSONRPC_CODE, episodeMcpServer }] = await importMcpServer();
     const viewer = c.get("tenant");
     // Parsed here (the body limit has run) to see which methods it holds; a body that does
     // not parse goes to the transport as text, which answers it with a JSON-RPC parse error.

@@ -1,16 +1,9 @@
 #!/usr/bin/env node
 import cluster from "node:cluster";
 import { parseArgs } from "node:util";
-import { evalCommand } from "../../eval/node/eval-command.js";
-import { exportSftCommand } from "../../eval/node/export-sft-command.js";
-import { generateCommand } from "../../eval/node/generate-command.js";
 import { createMathDatasetEnv } from "../../envs/builtin/math-dataset/index.js";
 import { readSource } from "../../envs/datasets/read-source.node.js";
-import { rescoreCommand } from "../../eval/node/rescore-command.js";
-import { viewCommand } from "./view.js";
-import { harborCommand } from "./harbor-check-command.js";
 import { loadEnvSpecs, loadMathDatasetConfig, loadServerConfig } from "./config.js";
-import { initCommand } from "./init-command.js";
 import { loadEnvModules, splitEnvSpecs } from "../../envs/load-env-modules.node.js";
 import { isPostgresUrl, redactPostgresUrl } from "../db/pg/url.js";
 import { startNodeServer } from "./serve.js";
@@ -84,31 +77,32 @@ async function serveCommand(argv: string[]): Promise<void> {
   process.once("SIGTERM", stop);
 }
 
+// Commands other than serve are imported when run, so `edgegym serve` loads none of their modules.
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   switch (command) {
     case "serve":
       return serveCommand(rest);
     case "eval":
-      process.exitCode = await evalCommand(rest);
+      process.exitCode = await (await import("../../eval/node/eval-command.js")).evalCommand(rest);
       return;
     case "init":
-      process.exitCode = await initCommand(rest);
+      process.exitCode = await (await import("./init-command.js")).initCommand(rest);
       return;
     case "export-sft":
-      process.exitCode = await exportSftCommand(rest);
+      process.exitCode = await (await import("../../eval/node/export-sft-command.js")).exportSftCommand(rest);
       return;
     case "generate":
-      process.exitCode = await generateCommand(rest);
+      process.exitCode = await (await import("../../eval/node/generate-command.js")).generateCommand(rest);
       return;
     case "rescore":
-      process.exitCode = await rescoreCommand(rest);
+      process.exitCode = await (await import("../../eval/node/rescore-command.js")).rescoreCommand(rest);
       return;
     case "view":
-      process.exitCode = await viewCommand(rest);
+      process.exitCode = await (await import("./view.js")).viewCommand(rest);
       return;
     case "harbor":
-      process.exitCode = await harborCommand(rest);
+      process.exitCode = await (await import("./harbor-check-command.js")).harborCommand(rest);
       return;
     case undefined:
     case "help":

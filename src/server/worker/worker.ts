@@ -9,6 +9,11 @@ import { sqliteStores, type Stores } from "../db/stores.js";
 import { WORKER_SETTINGS } from "../settings.js";
 import { DurableEpisodeStore } from "./durable/durable-episode-store.js";
 import type { StaticAssets } from "../console/static-assets.js";
+import { useBundledMathjs } from "../../envs/math/mathjs-bundled.js";
+
+// The math checker and calculator build mathjs from statically imported factories here
+// (Node requires them on first use instead: envs/math/mathjs.ts).
+useBundledMathjs();
 
 /** What wrangler.jsonc binds: the D1 database, plus vars and secrets (EDGEGYM_API_KEYS is a secret). */
 export interface WorkerBindings extends ConfigVars {
