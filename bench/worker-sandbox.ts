@@ -14,7 +14,8 @@
  *
  * Under `wrangler dev` the container runs on this machine's Docker behind a stand-in
  * sidecar, so the Worker's figures are local workerd plus Docker, not Cloudflare's network.
- * Environment: BENCH_ROUNDS (default 6), BENCH_COMMANDS (default 30).
+ * Environment: BENCH_ROUNDS (default 6), BENCH_COMMANDS (default 30), BENCH_TASKS (default
+ * count-errors,fix-median: an oracle row each).
  */
 import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
@@ -31,7 +32,9 @@ import { HarborEpisodes } from "./support/harbor-http.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const COMMANDS = Number(process.env.BENCH_COMMANDS ?? 30);
+/** The task of the start, command and destroy rows; every task in BENCH_TASKS gets an oracle row. */
 const TASK = "count-errors";
+const TASKS = (process.env.BENCH_TASKS ?? "count-errors,fix-median").split(",").filter(Boolean);
 const WORKER_NAME = "edgegym-bench";
 const run = promisify(execFile);
 
@@ -76,13 +79,13 @@ interface Figures {
   command: number[];
   close: number[];
   gone: number[];
-  oracle: number[];
+  oracle: Record<string, number[]>;
   concurrent: number[];
 }
 
-const empty = (): Figures => ({ first: [], reset: [], command: [], close: [], gone: [], oracle: [], concurrent: [] });
+const empty = (): Figures => ({ first: [], reset: [], command: [], close: [], gone: [], oracle: {}, concurrent: [] });
 
-async function round(side: Side, taskDir: string, into: Figures): Promise<void> {
+async function round(side: Side, tasksDir: string, into: Figures): Promise<void> {
   const before = new Set(await side.boxes());
   const t0 = performance.now();
   const id = await side.api.reset(TASK);
@@ -99,7 +102,11 @@ async function round(side: Side, taskDir: string, into: Figures): Promise<void> 
   await side.api.close(id);
   into.close.push(performance.now() - t1);
   into.gone.push(await until(async () => !(await side.boxes()).some((n) => mine.includes(n)), t1));
-  into.oracle.push((await side.api.oracleTrial(TASK, taskDir)).ms);
+  for (const task of TASKS) {
+    const trial = await side.api.oracleTrial(task, join(tasksDir, task));
+    if (trial.reward !== 1) throw new Error(`${side.name}: ${task}'s oracle scored ${trial.reward}`);
+    (into.oracle[task] ??= []).push(trial.ms);
+  }
 }
 
 async function concurrent(side: Side, into: Figures): Promise<void> {
@@ -112,7 +119,7 @@ async function concurrent(side: Side, into: Figures): Promise<void> {
 
 const dir = mkdtempSync(join(tmpdir(), "edgegym-bench-worker-sandbox-"));
 const tasksDir = join(dir, "tasks");
-cpSync(join(REPO_ROOT, "test/fixtures/harbor-tasks", TASK), join(tasksDir, TASK), { recursive: true });
+for (const task of new Set([TASK, ...TASKS])) cpSync(join(REPO_ROOT, "test/fixtures/harbor-tasks", task), join(tasksDir, task), { recursive: true });
 let node: RunningServer | undefined;
 let warmNode: RunningServer | undefined;
 let worker: ChildServer | undefined;
@@ -129,16 +136,15 @@ try {
     { name: "Docker provider (Node server)", api: nodeApi, boxes: () => names("label=edgegym.role=episode") },
     { name: "Containers provider (Worker, wrangler dev)", api: new HarborEpisodes(devWorker.baseUrl), boxes: () => names(`name=workerd-${WORKER_NAME}-HarborBox`) },
   ];
-  const taskDir = join(tasksDir, TASK);
   // Warm-up: images built or found, first isolates and connections made.
-  for (const side of sides) await round(side, taskDir, empty());
+  for (const side of sides) await round(side, tasksDir, empty());
   console.error(`warm-up done (${Math.round((performance.now() - started) / 1000)} s)`);
 
   const figures = sides.map(() => empty());
   const raw: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const order = r % 2 ? [1, 0] : [0, 1];
-    for (const i of order) await round(sides[i] as Side, taskDir, figures[i] as Figures);
+    for (const i of order) await round(sides[i] as Side, tasksDir, figures[i] as Figures);
     // The floor: the docker CLI's exec on a Node box.
     const id = await nodeApi.reset(TASK);
     const [box] = await names(`label=edgegym.episode=${id}`);
@@ -166,7 +172,7 @@ try {
 
   const [d, w] = figures as [Figures, Figures];
   const row = (label: string, a: number[], b: number[], q = p50) => `| ${label} | ${fmt(q(a))} | ${fmt(q(b))} | ${ratio(q(b), q(a))} |`;
-  console.log(`\nbench:worker-sandbox, ${new Date().toISOString()}: 2 cores; load average ${loadStart} at the start, ${loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end; task ${TASK}; ${ROUNDS} rounds, ${COMMANDS} commands each; whole run ${Math.round((performance.now() - started) / 1000)} s\n`);
+  console.log(`\nbench:worker-sandbox, ${new Date().toISOString()}: 2 cores; load average ${loadStart} at the start, ${loadavg().map((l) => l.toFixed(1)).join(" / ")} at the end; tasks ${TASK} (oracles: ${TASKS.join(", ")}); ${ROUNDS} rounds, ${COMMANDS} commands each; whole run ${Math.round((performance.now() - started) / 1000)} s\n`);
   console.log(`| p50 unless said (n = ${ROUNDS} rounds) | Docker provider (Node) | Containers provider (Worker, wrangler dev) | Worker ÷ Node |`);
   console.log("|---|---|---|---|");
   console.log(row("cold start: reset until the first `true` answered", d.first, w.first));
@@ -177,7 +183,7 @@ try {
   console.log(`| raw \`docker exec C true\` (CLI) on a Node box, the floor | ${fmt(p50(raw))} | – | – |`);
   console.log(row("destroy: DELETE until its reply", d.close, w.close));
   console.log(row("destroy: DELETE until the container is gone", d.gone, w.gone));
-  console.log(row("whole oracle trial (reset, solve, score)", d.oracle, w.oracle));
+  for (const task of TASKS) console.log(row(`whole oracle trial of ${task} (reset, solve, score; reward 1 each)`, d.oracle[task] ?? [], w.oracle[task] ?? []));
   console.log(row("4 cold starts at once, wall (3 runs)", d.concurrent, w.concurrent));
 
   const { tasks } = await loadHarborTasks(tasksDir);
