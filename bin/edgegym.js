@@ -4,10 +4,11 @@
 // Node 22's ABI) kills the process with a segfault and no message. Nothing here may use
 // syntax or APIs newer than Node 14.8 (top-level await) can run, and the CLI is imported only
 // after the check.
-const [major] = process.versions.node.split(".").map(Number);
-if (major < 22) {
+// 22.3 at least: mathjs loads on first use through process.getBuiltinModule, new in 22.3.
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 22 || (major === 22 && minor < 3)) {
   process.stderr.write(
-    `edgegym needs Node.js 22 or newer; this is Node ${process.versions.node} (${process.execPath}).\n` +
+    `edgegym needs Node.js 22.3 or newer; this is Node ${process.versions.node} (${process.execPath}).\n` +
       "Install Node 22 (https://nodejs.org) or put it first on PATH, then run the command again.\n",
   );
   process.exit(78);

@@ -13,7 +13,7 @@ describe("bin/edgegym.js on an old Node", () => {
     const run = spawnSync(oldNode, [bin, "serve", "--port", "0", "--db", ":memory:"], { encoding: "utf8", timeout: 20_000 });
     expect(run.status).toBe(78);
     expect(run.signal).toBeNull();
-    expect(run.stderr).toMatch(/edgegym needs Node\.js 22 or newer; this is Node 20\./);
+    expect(run.stderr).toMatch(/edgegym needs Node\.js 22\.3 or newer; this is Node 20\./);
     expect(run.stdout).toBe("");
   });
 

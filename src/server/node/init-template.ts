@@ -173,7 +173,7 @@ export function initFiles(opts: InitOptions): Record<string, string> {
     private: true,
     type: "module",
     exports: { ".": "./src/index.js" },
-    engines: { node: ">=22" },
+    engines: { node: ">=22.3" },
     scripts: {
       start: "edgegym serve --env .",
       test: "node --test",
