@@ -62,7 +62,7 @@ DOCKERFILE
 # a failure.
 log="$context/build.log"
 phase "docker build $tag"
-if ! DOCKER_BUILDKIT=0 docker build -t "$tag" --label edgegym.role=box-server "$context" 2>&1 \
+if ! DOCKER_BUILDKIT=0 docker build --force-rm -t "$tag" --label edgegym.role=box-server "$context" 2>&1 \
   | tee "$log" | while IFS= read -r line; do
       case "$line" in Step*) phase "${line:0:110}" ;; esac
     done; then

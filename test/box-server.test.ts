@@ -39,7 +39,7 @@ if (skipReason) console.warn(`box-server tests skipped: ${skipReason}`);
 /** `docker build -` with the Dockerfile on stdin and no context (COPY --from an image only). */
 function buildFromStdin(tag: string, dockerfile: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn("docker", ["build", "-q", "-t", tag, "--label", LABEL, "-"], { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdio: ["pipe", "ignore", "pipe"] });
+    const child = spawn("docker", ["build", "--force-rm", "-q", "-t", tag, "--label", LABEL, "-"], { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdio: ["pipe", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);

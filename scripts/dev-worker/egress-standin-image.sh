@@ -44,7 +44,7 @@ EOF
 buildkit=()
 docker buildx version >/dev/null 2>&1 || buildkit=(env DOCKER_BUILDKIT=0)
 start=$SECONDS
-${buildkit[@]+"${buildkit[@]}"} docker build -q -t "$tag" "$work" >&2
+${buildkit[@]+"${buildkit[@]}"} docker build --force-rm -q -t "$tag" "$work" >&2
 echo "built $tag in $((SECONDS - start)) s" >&2
 # Older builds of the stand-in go (untag only; one still used by a container stays).
 docker image ls --format '{{.Repository}}:{{.Tag}}' edgegym/egress-standin | grep -vxF "$tag" | while read -r old; do

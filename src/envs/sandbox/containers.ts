@@ -20,7 +20,7 @@ export const EPISODE_LABEL = "edgegym.episode";
 
 export interface ContainersProviderOptions {
   /** The box object named `name` of the Durable Object class bound as `binding`; null when no such binding exists. */
-  stub(binding: string, name: string): BoxObjectRpc | null;
+  boxObject(binding: string, name: string): BoxObjectRpc | null;
   /** Each box is destroyed this long after its last call (the episode's TTL, EDGEGYM_TTL_SECONDS). */
   idleSeconds: number;
   /** The image's USER of each binding (read at build time), the exec user when a call names none. */
@@ -51,9 +51,9 @@ export class ContainersSandboxProvider implements SandboxProvider {
 
   private box(id: string): BoxObjectRpc {
     const { binding, name } = parseBoxId(id);
-    const stub = this.options.stub(binding, name);
-    if (!stub) throw new SandboxError("sandbox_lost", `this Worker has no container binding ${binding} (was it built with other tasks?)`);
-    return stub;
+    const object = this.options.boxObject(binding, name);
+    if (!object) throw new SandboxError("sandbox_lost", `this Worker has no container binding ${binding} (was it built with other tasks?)`);
+    return object;
   }
 
   /** `spec.image` is the binding of the task's container class; the box is named by the episode in its labels. */

@@ -14,7 +14,7 @@ import { ContainersSandboxProvider } from "../../envs/sandbox/containers.js";
 import { SandboxError } from "../../envs/sandbox/types.js";
 import { SANDBOX_LABELS } from "../sandboxes/labels.js";
 
-/** A Durable Object namespace as the provider uses it (workers-types' stub, seen through the box's RPC surface). */
+/** A Durable Object namespace as the provider uses it: the object it returns is called through the box's RPC surface. */
 interface BoxNamespace {
   idFromName(name: string): unknown;
   get(id: never): unknown;
@@ -37,7 +37,7 @@ export function harborWorkerEnv(bundle: unknown, bindings: HarborWorkerVars & Re
   const { tasks, bindings: bindingOf, defaultUsers } = tasksFromBundle(bundle);
   const ttl = Number(bindings.EDGEGYM_TTL_SECONDS ?? DEFAULT_TTL_SECONDS);
   const provider = new ContainersSandboxProvider({
-    stub: (binding, name) => {
+    boxObject: (binding, name) => {
       const namespace = bindings[binding] as BoxNamespace | undefined;
       if (!namespace || typeof namespace.idFromName !== "function") return null;
       return namespace.get(namespace.idFromName(name) as never) as BoxObjectRpc;
