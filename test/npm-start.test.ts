@@ -53,7 +53,7 @@ describe("npm start", () => {
     mkdirSync(bin, { recursive: true });
     symlinkSync(oldNode, join(bin, "node"));
     const run = spawnSync("npm", ["start", "--silent"], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
-    expect(run.stderr).toMatch(/edgegym needs Node\.js 22 or newer; this is Node 20\./);
+    expect(run.stderr).toMatch(/edgegym needs Node\.js 22\.3 or newer; this is Node 20\./);
     expect(run.signal).toBeNull();
     expect(run.status).not.toBe(0);
   });
