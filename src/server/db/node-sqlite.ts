@@ -1,11 +1,11 @@
 import Database from "better-sqlite3";
 import { drizzle } from "drizzle-orm/better-sqlite3";
-import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { fileURLToPath } from "node:url";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { EdgegymDb } from "./database.js";
 import * as schema from "./schema.js";
+import { migrateSqlite } from "./sqlite-migrate.js";
 
 /** The checked-in migrations, shared with the Worker build (wrangler reads the same files). */
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../drizzle", import.meta.url));
@@ -52,15 +52,7 @@ export function openNodeDatabase(path: string, options: { synchronous?: SqliteSy
   // more rewrites into one copy. +7% persisted steps/s at the same CPU (docs/performance.md).
   sqlite.pragma("wal_autocheckpoint = 10000");
   const db = drizzle(sqlite, { schema });
-  // Two processes starting together on one new file may both try to migrate; the
-  // loser's transaction fails on "already exists" and a second look finds it applied.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      migrate(db, { migrationsFolder: MIGRATIONS_DIR });
-      break;
-    } catch (err) {
-      if (attempt >= 3 || !/already exists/.test(String(err))) throw err;
-    }
-  }
+  // Under the write lock, so two processes starting on one new file never both migrate.
+  migrateSqlite(sqlite, MIGRATIONS_DIR);
   return { db: db as unknown as EdgegymDb, close: () => sqlite.close() };
 }
