@@ -7,6 +7,7 @@ import { maxTurnsReached, noToolCalls } from "./stop-conditions.js";
 import { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE, MAX_TOOL_CALLS_PER_MESSAGE_LIMIT, toolDefinition, type Tool } from "./tools.js";
 import type { Dataset, EnvKind, Environment, EpisodeResources, RespondContext, RespondResult, Runtime, SetupContext, SetupResult, StopCondition, TaskRow } from "./types.js";
 import type { AssistantMessage } from "../protocol/index.js";
+import { SEAT_NAME_PATTERN, CLIENT_PLAYER, type EnvSeats } from "./seats.js";
 
 const NoArgs = z.object({}).strict();
 const NoState = z.object({}).strict();
@@ -47,6 +48,8 @@ export interface EnvSpec<Args, State> {
   readsHistory?: boolean;
   /** Resources its episodes own outside the database (see Environment.episodeResources). */
   episodeResources?: EpisodeResources<State>;
+  /** Several players (src/envs/seats.ts). A seated environment's transcript is read on each step (it builds each seat's view). */
+  seats?: EnvSeats<State, Args>;
 }
 
 const ID_PATTERN = /^[a-z0-9][a-z0-9-_.]{0,63}$/;
@@ -86,8 +89,27 @@ export function defineEnv<Args = Record<string, never>, State = Record<string, n
     runtimes: spec.runtimes ?? ["node", "worker"],
     ...(spec.readsHistory ? { readsHistory: true } : {}),
     ...(spec.episodeResources ? { episodeResources: spec.episodeResources } : {}),
+    ...(spec.seats ? { seats: checkSeats(spec.id, spec.seats), readsHistory: true } : {}),
     toolDefinitions: () => tools.map((t) => toolDefinition(t as Tool<never>)),
   };
+}
+
+/** A seated environment's declaration, checked once when it is defined: names, players and defaults. */
+function checkSeats<State, Args>(id: string, seats: EnvSeats<State, Args>): EnvSeats<State, Args> {
+  if (seats.seats.length < 1) throw new Error(`${id}: seats must name at least one seat`);
+  const names = new Set<string>();
+  for (const seat of seats.seats) {
+    if (!SEAT_NAME_PATTERN.test(seat.name)) throw new Error(`${id}: seat name "${seat.name}" must match ${SEAT_NAME_PATTERN}`);
+    if (names.has(seat.name)) throw new Error(`${id}: seat "${seat.name}" is declared twice`);
+    names.add(seat.name);
+    if (seat.players.length === 0) throw new Error(`${id}: seat "${seat.name}" has no players`);
+    for (const player of seat.players) {
+      if (player !== CLIENT_PLAYER && !Object.hasOwn(seats.policies, player)) throw new Error(`${id}: seat "${seat.name}" names policy "${player}", which the environment does not define`);
+    }
+    if (!seat.players.includes(seat.default)) throw new Error(`${id}: seat "${seat.name}" defaults to "${seat.default}", not one of its players`);
+  }
+  for (const policy of Object.keys(seats.policies)) if (!SEAT_NAME_PATTERN.test(policy)) throw new Error(`${id}: policy name "${policy}" must match ${SEAT_NAME_PATTERN}`);
+  return seats;
 }
 
 type HelperSpec<Args, State> = Omit<EnvSpec<Args, State>, "kind">;

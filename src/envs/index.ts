@@ -1,5 +1,6 @@
 /** edgegym/internal: every module of the authoring API and the engine, internals included (may change in any release). The package root is public.ts. */
 export * from "./types.js";
+export * from "./seats.js";
 export * from "./rng.js";
 export * from "./rubric.js";
 export * from "./tools.js";

@@ -15,6 +15,8 @@ export interface RewardInputs<State> {
   task: TaskRow;
   /** The episode's environment arguments, parsed (undefined where the caller gave none). */
   args?: unknown;
+  /** A seated episode's: the seat being scored (prompt and completion are its own conversation). */
+  seat?: string;
 }
 
 export type RewardFn<State> = (inputs: RewardInputs<State>) => number | Promise<number>;

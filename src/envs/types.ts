@@ -6,6 +6,7 @@ import type { Rng } from "./rng.js";
 import type { Parser } from "./parsers/parser.js";
 import type { Rubric } from "./rubric.js";
 import type { Tool } from "./tools.js";
+import type { EnvSeats, SeatAssignment } from "./seats.js";
 
 /** One task: what the model is asked, and what the rubric checks against. */
 export interface TaskRow {
@@ -50,6 +51,8 @@ export interface SetupContext<Args> {
    * must reach the server's model endpoint (and, for an offline task, nothing else).
    */
   harness?: boolean;
+  /** A seated environment's episode: who plays each seat (defaults filled in). `setup` keeps it in the state (EnvSeats.assignment). */
+  seats?: SeatAssignment;
 }
 
 /** Why an episode's resources are released. */
@@ -109,6 +112,8 @@ export interface RespondContext<Args> {
   toolResults: readonly ChatMessage[];
   /** Aborts when the client that sent the step goes away: long work should stop (its result is not stored). */
   signal?: AbortSignal | undefined;
+  /** A seated environment's: the seat that sent `message` (a client's or a policy's). */
+  seat?: string;
 }
 
 export interface RespondResult<State> {
@@ -212,6 +217,8 @@ export interface Environment<Args = unknown, State = unknown> {
   maxTurnsFor?(state: State): number;
   /** Resources its episodes own outside the database (containers): released on close and score. */
   episodeResources?: EpisodeResources<State>;
+  /** Several players, each with its own conversation (src/envs/seats.ts); absent: one player, the client. */
+  seats?: EnvSeats<State, Args>;
   /**
    * This environment wired to the operator's services (e.g. the judges it may call),
    * called by `EnvRegistry.withServices` when a server is built. Default: used as is.
