@@ -4,6 +4,8 @@ import { scoreRubric, type RewardInputs } from "./rubric.js";
 import { executeToolCalls } from "./tools.js";
 import type { AnyEnvironment, TaskRow } from "./types.js";
 import { cloneState } from "./clone-state.js";
+import { addressed, applySeatMove, clientSeats, playPolicies, resolveSeats, seatAssignment, SeatError, seatedOpening, seatPromptLength, stepSeat, type SeatMove } from "./seat-play.js";
+import { seatView, type SeatAssignment } from "./seats.js";
 
 /**
  * The engine runs an environment one request at a time. It holds nothing between
@@ -101,6 +103,8 @@ export interface StartOptions {
   tenant?: string | undefined;
   /** The episode runs an agent harness in its sandbox (SetupContext.harness). */
   harness?: boolean | undefined;
+  /** A seated environment's: who plays which seat (the environment's defaults for the rest). */
+  seats?: Record<string, string> | undefined;
 }
 
 function randomSeed(): number {
@@ -146,8 +150,19 @@ export async function loadTask(env: AnyEnvironment, split: Split, index: number,
   }
 }
 
-/** The messages the model sees before its first turn. */
+/** A request's seat error as the engine's error (same code, details kept). */
+function seatFailure<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (err) {
+    if (err instanceof SeatError) throw new EngineError(err.code, err.message, err.details);
+    throw err;
+  }
+}
+
+/** The messages the model sees before its first turn (a seated environment's: every seat's, each named for its seat). */
 export function openingMessages(env: AnyEnvironment, row: TaskRow): ChatMessage[] {
+  if (env.seats) return seatedOpening(env, row);
   const out: ChatMessage[] = [];
   if (env.systemPrompt) out.push({ role: "system", content: env.systemPrompt });
   out.push(...env.fewShot);
@@ -157,12 +172,24 @@ export function openingMessages(env: AnyEnvironment, row: TaskRow): ChatMessage[
 }
 
 export async function startEpisode(env: AnyEnvironment, opts: StartOptions): Promise<EpisodeSnapshot> {
+  const seats = seatFailure(() => resolveSeats(env, opts.seats));
   const args = parseArgs(env, opts.args);
   const { split, index, seed } = resolveTask(env, opts);
   const row = await loadTask(env, split, index, args);
-  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index, ...(opts.episodeId === undefined ? {} : { episodeId: opts.episodeId }), ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }), ...(opts.harness ? { harness: true } : {}) });
-  const state = env.stateSchema.parse(setup.state);
-  const messages = [...openingMessages(env, row), ...(setup.messages ?? [])];
+  const setup = await env.setup(row, { args, rng: createRng(seed, 0, SETUP_STREAM), split, index, ...(opts.episodeId === undefined ? {} : { episodeId: opts.episodeId }), ...(opts.tenant === undefined ? {} : { tenant: opts.tenant }), ...(opts.harness ? { harness: true } : {}), ...(seats ? { seats } : {}) });
+  let state = env.stateSchema.parse(setup.state);
+  const messages = [...openingMessages(env, row), ...(seats ? addressed(env, setup.messages ?? []) : (setup.messages ?? []))];
+  let done: SeatMove | null = null;
+  if (seats) {
+    const kept = seatAssignment(env, state);
+    if (JSON.stringify(Object.entries(kept).sort()) !== JSON.stringify(Object.entries(seats).sort())) {
+      throw new Error(`${env.id}: setup must keep the episode's seats in its state (EnvSeats.assignment returned ${JSON.stringify(kept)} for ${JSON.stringify(seats)})`);
+    }
+    // The environment's players who move before any client (minimax as X) move now: their moves are part of the opening.
+    const moved = await playPolicies(env, state, messages, { args, seed, turn: 0, row });
+    state = env.stateSchema.parse(moved.state);
+    if (moved.done) done = moved;
+  }
   return {
     envId: env.id,
     envVersion: env.version,
@@ -174,8 +201,8 @@ export async function startEpisode(env: AnyEnvironment, opts: StartOptions): Pro
     messages,
     promptLength: messages.length,
     turn: 0,
-    done: false,
-    stopReason: null,
+    done: done !== null,
+    stopReason: done?.stopReason ?? null,
     truncated: false,
     error: null,
     tallies: tallyTranscript(env, messages, messages.length),
@@ -193,8 +220,16 @@ function nextTallies(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: As
 
 export interface StepOutcome {
   snapshot: EpisodeSnapshot;
-  /** The environment's reply to this message (tool results first, then its own messages). */
+  /**
+   * The environment's reply to this message (tool results first, then its own messages).
+   * A seated episode's: everything the step added to the log after the client's message
+   * (its policies' moves included), each message named for its seat.
+   */
   reply: ChatMessage[];
+  /** The message as the log keeps it (a seated episode's is named for its seat). */
+  message: AssistantMessage;
+  /** The seat that sent it (a seated episode's; absent otherwise). */
+  seat?: string;
 }
 
 export interface StepOptions {
@@ -204,6 +239,8 @@ export interface StepOptions {
    * half-run step is stored, so the client's retry runs it afresh.
    */
   signal?: AbortSignal | undefined;
+  /** A seated episode's: the seat this message is for (default: the only seat a client plays). */
+  seat?: string | undefined;
 }
 
 /**
@@ -212,6 +249,8 @@ export interface StepOptions {
  * rather than failing the request: the transcript so far is kept.
  */
 export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: AssistantMessage, options: StepOptions = {}): Promise<StepOutcome> {
+  if (env.seats) return stepSeated(env, snapshot, message, options);
+  if (options.seat !== undefined) throw new EngineError("seats_unsupported", `${env.id} has one player and no seats; step without "seat"`);
   const { signal } = options;
   const turn = snapshot.turn + 1;
   const history = snapshot.messages;
@@ -280,6 +319,72 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
       error,
     },
     reply,
+    message,
+  };
+}
+
+/**
+ * A seated episode's step: the seat is checked (a request error, before anything runs),
+ * its message applied, then the environment's players move until a client's seat is to
+ * play. The stop conditions see the client's message and everything after it.
+ */
+async function stepSeated(env: AnyEnvironment, snapshot: EpisodeSnapshot, raw: AssistantMessage, options: StepOptions): Promise<StepOutcome> {
+  const { signal } = options;
+  const seat = seatFailure(() => stepSeat(env, snapshot.state, options.seat));
+  const message: AssistantMessage = { ...raw, name: seat };
+  const turn = snapshot.turn + 1;
+  const history = snapshot.messages;
+  const row = await loadTask(env, snapshot.split, snapshot.index, snapshot.args);
+  const log: ChatMessage[] = [...history, message];
+  let state: unknown = cloneState(snapshot.state);
+  let done = false;
+  let stopReason: string | null = null;
+  let truncated = false;
+  let error: string | null = null;
+  let tallies: number[] | null = snapshot.tallies ?? null;
+  const reply: ChatMessage[] = [];
+  try {
+    const args = env.argsSchema.parse(snapshot.args);
+    const ctx = { args, seed: snapshot.seed, turn, row, signal };
+    const own = await applySeatMove(env, state, seat, message, log, ctx);
+    log.push(...own.added);
+    reply.push(...own.added);
+    state = own.state;
+    let toolErrors = own.toolErrors;
+    let moved: SeatMove = own;
+    if (!own.done) {
+      moved = await playPolicies(env, state, log, ctx);
+      reply.push(...moved.added);
+      state = moved.state;
+      toolErrors += moved.toolErrors;
+    }
+    tallies = nextTallies(env, snapshot, message, reply);
+    if (moved.done) {
+      done = true;
+      stopReason = moved.stopReason ?? "game_over";
+    } else {
+      for (const [i, condition] of env.stopConditions.entries()) {
+        const tally = condition.tally ? tallies?.[i] : undefined;
+        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors, ...(tally === undefined ? {} : { tally }) })) {
+          done = true;
+          stopReason = condition.name;
+          truncated = condition.truncates;
+          break;
+        }
+      }
+    }
+    signal?.throwIfAborted();
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason;
+    done = true;
+    stopReason = "env_error";
+    error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  }
+  return {
+    snapshot: { ...snapshot, state, messages: [...history, message, ...reply], tallies, turn, done, stopReason, truncated, error },
+    reply,
+    message,
+    seat,
   };
 }
 
@@ -316,9 +421,44 @@ export function addEpisodeMetrics(env: AnyEnvironment, snapshot: EpisodeSnapshot
 }
 
 export async function scoreEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot): Promise<Score> {
+  if (env.seats) return scoreSeated(env, snapshot);
   const inputs = await episodeRewardInputs(env, snapshot);
   return addEpisodeMetrics(env, snapshot, await scoreRubric(env.rubric, inputs));
 }
+
+/** What the rubric reads about one seat of a seated episode: that seat's own conversation. */
+export function seatRewardInputs(base: RewardInputs<unknown>, log: readonly ChatMessage[], seat: string): RewardInputs<unknown> {
+  const view = seatView(log, seat);
+  const promptLength = seatPromptLength(view);
+  return { ...base, prompt: view.slice(0, promptLength), completion: view.slice(promptLength), seat };
+}
+
+/**
+ * A seated episode's score: the rubric once per seat, over that seat's conversation. The
+ * top-level reward is the first client-played seat's, so a caller that knows nothing of
+ * seats (an evaluation of one model against the environment's policy) reads the right one.
+ */
+export async function scoreSeated(env: AnyEnvironment, snapshot: EpisodeSnapshot): Promise<Score> {
+  const base = await episodeRewardInputs(env, snapshot);
+  const names = (env.seats?.seats ?? []).map((s) => s.name);
+  const seatScores = await Promise.all(names.map((seat) => scoreRubric(env.rubric, seatRewardInputs(base, snapshot.messages, seat))));
+  return combineSeatScores(env, snapshot, names, seatScores);
+}
+
+/** The per-seat scores of one seated episode as one Score (`seats`, and the first client seat's at the top). */
+export function combineSeatScores(env: AnyEnvironment, snapshot: EpisodeSnapshot, names: readonly string[], seatScores: readonly Score[]): Score {
+  const seats: NonNullable<Score["seats"]> = {};
+  names.forEach((seat, i) => {
+    const s = seatScores[i] as Score;
+    const moves = seatView(snapshot.messages, seat).filter((m) => m.role === "assistant").length;
+    seats[seat] = { reward: s.reward, components: s.components, metrics: { ...s.metrics, moves } };
+  });
+  const primary = clientSeats(env, snapshot.state)[0] ?? names[0] ?? "";
+  const top = seats[primary] ?? { reward: 0, components: [], metrics: {} };
+  return addEpisodeMetrics(env, snapshot, { reward: top.reward, components: top.components, metrics: { ...top.metrics }, seats });
+}
+
+export type { SeatAssignment };
 
 export interface CompletionItem {
   prompt: string | ChatMessage[];

@@ -1,5 +1,5 @@
 import type { Score } from "../protocol/index.js";
-import { addEpisodeMetrics, completionRewardInputs, episodeRewardInputs, type CompletionItem, type EpisodeSnapshot } from "./engine.js";
+import { addEpisodeMetrics, combineSeatScores, completionRewardInputs, episodeRewardInputs, seatRewardInputs, type CompletionItem, type EpisodeSnapshot } from "./engine.js";
 import { scoreRubricGroup } from "./rubric.js";
 import type { AnyEnvironment } from "./types.js";
 
@@ -10,6 +10,12 @@ import type { AnyEnvironment } from "./types.js";
  */
 export async function scoreGroup(env: AnyEnvironment, snapshots: readonly EpisodeSnapshot[]): Promise<Score[]> {
   const inputs = await Promise.all(snapshots.map((s) => episodeRewardInputs(env, s)));
+  if (env.seats) {
+    // A seated group is scored seat by seat: a group reward compares p1 with the other p1s, never with a p2.
+    const names = env.seats.seats.map((s) => s.name);
+    const bySeat = await Promise.all(names.map((seat) => scoreRubricGroup(env.rubric, inputs.map((base, i) => seatRewardInputs(base, (snapshots[i] as EpisodeSnapshot).messages, seat)))));
+    return snapshots.map((snapshot, i) => combineSeatScores(env, snapshot, names, bySeat.map((scores) => scores[i] as Score)));
+  }
   const scores = await scoreRubricGroup(env.rubric, inputs);
   return scores.map((score, i) => addEpisodeMetrics(env, snapshots[i] as EpisodeSnapshot, score));
 }

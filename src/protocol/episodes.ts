@@ -150,11 +150,25 @@ export const ScoreComponent = z
   .meta({ id: "ScoreComponent" });
 export type ScoreComponent = z.infer<typeof ScoreComponent>;
 
+export const SeatScore = z
+  .object({
+    reward: z.number().meta({ description: "This seat's weighted reward.", example: 1 }),
+    components: z.array(ScoreComponent).meta({ description: "This seat's components, in rubric order." }),
+    metrics: z.record(z.string(), z.number()).meta({ description: "This seat's figures (its moves, wins, draws, losses)." }),
+  })
+  .strict()
+  .meta({ id: "SeatScore", description: "One seat's score: the rubric run over that seat's own conversation." });
+export type SeatScore = z.infer<typeof SeatScore>;
+
 export const Score = z
   .object({
-    reward: z.number().meta({ description: "Weighted sum of the components.", example: 0.93 }),
+    reward: z.number().meta({ description: "Weighted sum of the components. For a seated episode: the first client-played seat's reward (see `seats`).", example: 0.93 }),
     components: z.array(ScoreComponent).meta({ description: "One entry per rubric component, in rubric order." }),
     metrics: z.record(z.string(), z.number()).meta({ description: "Figures reported beside the reward (turns, tool calls, zero-weight components)." }),
+    seats: z
+      .record(z.string(), SeatScore)
+      .optional()
+      .meta({ description: "A seated episode's score per seat, every seat included (the environment's policies' too); absent for a one-player episode." }),
   })
   .strict()
   .meta({ id: "Score", description: "An episode's score: the weighted reward and what it is made of." });

@@ -7,11 +7,12 @@ import { pythonEnvDeclaration } from "./python/index.js";
 import { reasoning } from "./reasoning/index.js";
 import { reverseText } from "./reverse-text/index.js";
 import { ticTacToe } from "./tic-tac-toe/index.js";
+import { ticTacToe2p } from "./tic-tac-toe/two-player.js";
 import { toolMath } from "./tool-math/index.js";
 import { wordle } from "./wordle/index.js";
 
 /** Every environment that ships with edgegym. */
-export const builtinEnvs: AnyEnvironment[] = [reverseText, math, doubleCheck, ticTacToe, wordle, toolMath, reasoning, judgeQa];
+export const builtinEnvs: AnyEnvironment[] = [reverseText, math, doubleCheck, ticTacToe, ticTacToe2p, wordle, toolMath, reasoning, judgeQa];
 
 /**
  * Node-only built-ins as the other runtimes declare them (their runtimes exclude "worker"):

@@ -2,11 +2,13 @@ import { z } from "zod";
 import { contentText, type ChatMessage } from "../../../protocol/index.js";
 import { proceduralDataset } from "../../dataset.js";
 import { multiTurnEnv } from "../../define.js";
-import { XmlParser } from "../../parsers/xml-parser.js";
 import { defineRubric } from "../../rubric.js";
 import type { RespondResult } from "../../types.js";
 import { emptyBoard, isFull, other, renderBoard, winner, type Board, type Mark } from "./board.js";
 import { opponentMove } from "./opponent.js";
+import { moveParser, readMove } from "./moves.js";
+
+export { moveParser };
 
 const TicTacToeArgs = z
   .object({
@@ -36,7 +38,6 @@ const TicTacToeState = z
   .strict();
 type TicTacToeState = z.infer<typeof TicTacToeState>;
 
-export const moveParser = new XmlParser({ fields: ["think", "move"], answerField: "move", optional: ["think"] });
 
 const SYSTEM_PROMPT = `You are playing tic-tac-toe on a 3×3 board. Cells are numbered 1 to 9, left to right and top to bottom:
 
@@ -68,17 +69,6 @@ function boardAfterOpening(o: Opening): Board {
 function readOpening(info: Record<string, unknown> | undefined): Opening {
   const parsed = z.object({ model_mark: MarkSchema, model_first: z.boolean(), opening_move: z.number().int().min(0).max(8).nullable() }).parse(info);
   return { modelMark: parsed.model_mark, modelFirst: parsed.model_first, openingMove: parsed.opening_move };
-}
-
-/** Why a message is not a legal move, or the cell index it names. */
-function readMove(text: string, board: Board): { cell: number } | { error: string } {
-  const raw = moveParser.parse(text).move;
-  if (raw === undefined || raw === "") return { error: "I could not find a move. Reply with <move>N</move>, where N is the number of an empty cell." };
-  if (!/^\d+$/.test(raw)) return { error: `"${raw}" is not a cell number. Reply with <move>N</move>, where N is 1 to 9.` };
-  const n = Number(raw);
-  if (n < 1 || n > 9) return { error: `Cell ${n} is off the board. Cells are numbered 1 to 9.` };
-  if (board[n - 1] !== null) return { error: `Cell ${n} is already taken. Choose an empty cell.` };
-  return { cell: n - 1 };
 }
 
 const user = (content: string): ChatMessage => ({ role: "user", content });
