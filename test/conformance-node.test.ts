@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { describeHttpConformance } from "./conformance/http-conformance.js";
+import { describeSeatsConformance } from "./conformance/seats-conformance.js";
 import { describeLongHorizonConformance } from "./conformance/long-horizon-conformance.js";
 import { freePort, startChildServer, type ChildServer } from "./support/child-server.js";
 
@@ -31,4 +32,6 @@ afterAll(async () => {
 });
 
 describeHttpConformance({ name: "Node server (node bin/edgegym.js serve)", baseUrl: () => baseUrl, apiKey, runtime: "node" });
+
+describeSeatsConformance({ name: "Node server (node bin/edgegym.js serve)", baseUrl: () => baseUrl, apiKey, runtime: "node" });
 describeLongHorizonConformance({ name: "Node server (node bin/edgegym.js serve)", baseUrl: () => baseUrl, apiKey, runtime: "node" });

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe } from "vitest";
 import { describeHttpConformance } from "./conformance/http-conformance.js";
+import { describeSeatsConformance } from "./conformance/seats-conformance.js";
 import { describeLongHorizonConformance } from "./conformance/long-horizon-conformance.js";
 import { freePort, startChildServer, type ChildServer } from "./support/child-server.js";
 import { postgresMissing, startPostgres, type TestPostgres } from "./support/postgres.js";
@@ -34,5 +35,7 @@ describe.skipIf(missing !== undefined)(`Node server on PostgreSQL${missing ? ` (
   });
 
   describeHttpConformance({ name: "Node server (serve --db postgres://…)", baseUrl: () => baseUrl, apiKey, runtime: "node" });
+
+  describeSeatsConformance({ name: "Node server (serve --db postgres://…)", baseUrl: () => baseUrl, apiKey, runtime: "node" });
   describeLongHorizonConformance({ name: "Node server (serve --db postgres://…)", baseUrl: () => baseUrl, apiKey, runtime: "node" });
 });

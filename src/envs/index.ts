@@ -1,6 +1,7 @@
 /** edgegym/internal: every module of the authoring API and the engine, internals included (may change in any release). The package root is public.ts. */
 export * from "./types.js";
 export * from "./seats.js";
+export * from "./seat-play.js";
 export * from "./rng.js";
 export * from "./rubric.js";
 export * from "./tools.js";

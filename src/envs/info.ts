@@ -38,6 +38,12 @@ export function envInfo(env: AnyEnvironment): EnvInfo {
     system_prompt: env.systemPrompt,
     answer_format: env.parser.format,
     ...(env.isolation ? { isolation: isolationInfo(env) } : {}),
+    ...(env.seats
+      ? {
+          seats: env.seats.seats.map((s) => ({ name: s.name, description: s.description, players: [...s.players], default: s.default, trainable: s.trainable ?? true })),
+          policies: Object.fromEntries(Object.entries(env.seats.policies).map(([name, p]) => [name, p.description])),
+        }
+      : {}),
   };
 }
 

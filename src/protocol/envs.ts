@@ -30,6 +30,18 @@ export const Isolation = z
   .meta({ id: "Isolation", description: "How an environment that runs client-supplied code is sandboxed on this server." });
 export type Isolation = z.infer<typeof Isolation>;
 
+export const SeatInfo = z
+  .object({
+    name: z.string().meta({ description: "The seat's name: reset's `seats` keys, a step's `seat`, GET's `?seat=`.", example: "x" }),
+    description: z.string().meta({ description: "Who sits there." }),
+    players: z.array(z.string()).meta({ description: '`"client"` and/or the environment\'s policies that may play it.', example: ["client", "minimax", "random"] }),
+    default: z.string().meta({ description: "Who plays it when a reset names no one.", example: "client" }),
+    trainable: z.boolean().meta({ description: "False for a seat nobody trains (a simulated user): trainers skip its trajectory." }),
+  })
+  .strict()
+  .meta({ id: "SeatInfo" });
+export type SeatInfo = z.infer<typeof SeatInfo>;
+
 export const EnvInfo = z
   .object({
     id: z.string().meta({ description: "The environment's id, used in every /v1/envs/{env_id} path.", example: "reverse-text" }),
@@ -58,6 +70,11 @@ export const EnvInfo = z
     system_prompt: z.string().nullable().meta({ description: "The system message every episode opens with; null when there is none." }),
     answer_format: z.string().nullable().meta({ description: "How the environment expects the final answer to be written.", example: "<answer>…</answer>" }),
     isolation: Isolation.optional().meta({ description: "Present for environments that run client-supplied code (python): the sandbox in force." }),
+    seats: z.array(SeatInfo).optional().meta({ description: "A multi-player environment's seats, in order (docs/multi-agent.md); absent for a one-player environment." }),
+    policies: z
+      .record(z.string(), z.string())
+      .optional()
+      .meta({ description: "A multi-player environment's own players, by name, with what each does: a seat's `players` other than `client`.", example: { minimax: "Perfect play." } }),
   })
   .strict()
   .meta({ id: "EnvInfo", description: "An environment the server runs." });

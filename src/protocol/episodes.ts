@@ -17,6 +17,12 @@ const StopReasonField = z.string().nullable().meta({ description: "Which stop co
 const TruncatedField = z.boolean().meta({ description: "True when the episode stopped on a limit (turns, budget) rather than finishing." });
 const ScoredAtField = z.iso.datetime().meta({ description: "When the score was computed (ISO 8601, UTC).", example: "2026-11-22T12:00:05.000Z" });
 
+const SeatNameField = z.string().min(1).max(32).meta({ description: "A seat's name, as the environment's `seats` list it.", example: "x" });
+const ToPlayField = z.string().nullable().optional().meta({
+  description: "A seated episode's: the seat that moves next (its `messages` are what that seat sees next); null once the episode is done. Absent for a one-player episode.",
+  example: "o",
+});
+
 export const EpisodeId = z.string().min(1).max(64).meta({ description: "Episode id.", example: "ep_01JH7Q2Z8X4N5R6S7T8V9W0XYZ" });
 
 export const ResetRequest = z
@@ -28,6 +34,14 @@ export const ResetRequest = z
     ttl_seconds: z.number().int().min(1).optional().meta({ description: "Time to live after the last activity; capped by the server's maximum.", example: 3600 }),
     metadata: JsonObject.optional().meta({ description: "Free-form data stored with the episode and returned with it." }),
     agent: AgentSpec.optional(),
+    seats: z
+      .record(z.string().min(1).max(32), z.string().min(1).max(32))
+      .optional()
+      .meta({
+        description:
+          'A seated environment\'s: who plays each seat, `"client"` or one of the environment\'s policies (GET /v1/envs/{id} lists them); seats left out take the environment\'s default. 422 `seats_unsupported` on a one-player environment.',
+        example: { x: "client", o: "minimax" },
+      }),
   })
   .strict()
   .meta({ id: "ResetRequest", example: { split: "train", index: 0 } });
@@ -46,8 +60,9 @@ export const ResetResponse = z
     index: IndexField,
     seed: SeedField,
     turn: z.literal(0).meta({ description: "Always 0: send it with the first step." }),
-    messages: z.array(ChatMessage).meta({ description: "Opening messages: pass them to the model as the prompt." }),
+    messages: z.array(ChatMessage).meta({ description: "Opening messages: pass them to the model as the prompt. A seated episode's: the opening of the seat in `to_play`." }),
     tools: z.array(ToolDefinition).meta({ description: "Tools to offer the model (empty when the environment has none)." }),
+    to_play: ToPlayField,
     done: DoneField,
     max_turns: MaxTurnsField,
     expires_at: ExpiresAtField,
@@ -105,6 +120,10 @@ export const StepRequest = z
     message: AssistantMessage,
     // Described on SampledTokens: a description here would inline the schema instead of naming it.
     sampled: SampledTokens.optional(),
+    seat: SeatNameField.optional().meta({
+      description: "A seated episode's: the seat this message is for (default: the only seat a client plays). 409 `not_your_turn` when another seat is to play.",
+      example: "x",
+    }),
   })
   .strict()
   .meta({ id: "StepRequest", example: { turn: 0, message: { role: "assistant", content: "<answer>olleh</answer>" } } });
@@ -128,7 +147,11 @@ export const StepResponse = z
   .object({
     episode_id: EpisodeId,
     turn: z.number().int().meta({ description: "The turn the episode is at after this step: send it with the next step." }),
-    messages: z.array(ChatMessage).meta({ description: "The environment's reply: tool results, feedback, opponent moves. Empty when it has nothing to say." }),
+    messages: z.array(ChatMessage).meta({
+      description:
+        "The environment's reply: tool results, feedback, opponent moves. Empty when it has nothing to say. A seated episode's: what the seat in `to_play` has been shown since its last message (its whole opening before its first), or, once done, what the stepping seat was shown.",
+    }),
+    to_play: ToPlayField,
     done: DoneField,
     stop_reason: StopReasonField,
     truncated: TruncatedField,
@@ -228,6 +251,11 @@ export const EpisodeQuery = z
       .max(MAX_PAGE_TURNS)
       .optional()
       .meta({ description: `Most turns to return (1–${MAX_PAGE_TURNS}); default: every turn from \`from_turn\` on. \`next_from_turn\` says where the next page starts.`, example: 100 }),
+    seat: SeatNameField.optional().meta({
+      description:
+        "A seated episode's: return that seat's own conversation (what it was shown and what it sent, without names), ready to train on. Without it, a seated episode's whole log (every message named for its seat) is returned only once the episode is done: while it runs, other seats' hidden information is in it.",
+      example: "x",
+    }),
   })
   .strict()
   .meta({ id: "EpisodeQuery" });
@@ -274,6 +302,12 @@ export const Episode = z
     template_changes: z.array(TemplateChange).meta({ description: "Every turn (of the whole episode, prefix included) whose template hash differed from the one before: train on such a trajectory only if you mean to." }),
     parent: EpisodeParent.nullable(),
     tools: z.array(ToolDefinition).meta({ description: "Tools the episode offers the model (empty when none)." }),
+    seats: z
+      .record(z.string(), z.string())
+      .optional()
+      .meta({ description: "A seated episode's: who plays each seat (`client` or the environment's policy), as recorded at reset.", example: { x: "client", o: "minimax" } }),
+    seat: z.string().optional().meta({ description: "The seat whose view `messages` is (the request's `seat`)." }),
+    to_play: ToPlayField,
     score: Score.nullable(),
     agent: AgentRun.optional().meta({ description: "A harness episode's agent: its status, exit code, output tail and time." }),
     metadata: JsonObject.meta({ description: "The free-form data given at reset or fork." }),

@@ -5,6 +5,7 @@ import { afterAll, beforeAll } from "vitest";
 import type { ChildServer } from "../support/child-server.js";
 import { startDevWorker } from "../support/dev-worker.js";
 import { describeHttpConformance } from "./http-conformance.js";
+import { describeSeatsConformance } from "./seats-conformance.js";
 import { describeLongHorizonConformance } from "./long-horizon-conformance.js";
 
 /**
@@ -32,5 +33,7 @@ export function describeDevWorkerConformance(options: { name: string; tmpPrefix:
   });
 
   describeHttpConformance({ name: options.name, baseUrl: () => baseUrl, apiKey, runtime: "worker" });
+
+  describeSeatsConformance({ name: options.name, baseUrl: () => baseUrl, apiKey, runtime: "worker" });
   describeLongHorizonConformance({ name: options.name, baseUrl: () => baseUrl, apiKey, runtime: "worker" });
 }

@@ -102,8 +102,10 @@ export interface StepWrite {
   /** This turn's assistant message (and as JSON text, when the caller has it already). */
   message: unknown;
   messageJson?: string;
-  /** This step's response body, stored for byte-exact retries; its `messages` are the turn's reply. */
+  /** This step's response body, stored for byte-exact retries; its `messages` are the turn's reply unless `replyMessagesJson` is given. */
   reply: string;
+  /** The turn's reply as the log keeps it, when it differs from what the response showed (a seated episode's: every seat's messages). */
+  replyMessagesJson?: string | null;
   sampled: unknown;
   templateHash: string | null;
   /** The head's template changes with this step's appended, or null to leave them. */
@@ -379,8 +381,8 @@ export class EpisodeStore extends EpisodeLifecycle {
           w.id,
           w.turn,
           w.messageJson ?? JSON.stringify(w.message),
-          // Read back from the reply body (`messages`), not stored twice.
-          null,
+          // Read back from the reply body (`messages`), not stored twice, unless the log holds more than the reply showed (a seated episode's).
+          w.replyMessagesJson ?? null,
           w.reply,
           stateJson,
           w.status === "done" ? 1 : 0,

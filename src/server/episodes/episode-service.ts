@@ -19,6 +19,7 @@ import type {
   TemplateChange,
 } from "../../protocol/index.js";
 import { envContentHash, episodeMaxTurns, episodeTools, episodeView, historyNotLoaded, needsHistory, scoreEpisode, startEpisode, stepEpisode, type AnyEnvironment, type EnvRegistry, type EpisodeSnapshot } from "../../envs/index.js";
+import { seatedReply, seatedView, seatFields, sameStepMessage } from "./seated-episodes.js";
 import { TOMBSTONE_MS, type ForkHead, type StepRow, type TurnRecord } from "../db/episode-store.js";
 import type { EpisodeRow } from "../db/schema.js";
 import type { ServerConfig } from "../context.js";
@@ -178,7 +179,7 @@ export class EpisodeService {
         index: row.taskIndex,
         seed: row.seed,
         turn: 0,
-        messages: created ? snapshot.messages : await this.openingMessages(row.id),
+        ...seatedReply(env, row.state, created ? snapshot.messages : await this.openingMessages(row.id), null),
         ...episodeView(env, row.state),
         done: false,
         expires_at: iso(row.expiresAt),
@@ -252,7 +253,7 @@ export class EpisodeService {
     // A fork did not take the steps of its prefix: a step for one of those turns is a conflict.
     const own = req.turn >= (row.forkTurn ?? 0);
     const stored = own ? await this.store.turnForRetry(row.id, req.turn + 1) : undefined;
-    if (stored?.reply != null && canonical(stored.message) === canonical(req.message)) return stored.reply;
+    if (stored?.reply != null && sameStepMessage(this.registry.get(row.envId), stored.message, req)) return stored.reply;
     throw new ApiError("turn_conflict", `episode is at turn ${row.turn}; turn ${req.turn} was already taken with a different message`, {
       episode_turn: row.turn,
     });
@@ -283,16 +284,18 @@ export class EpisodeService {
     const env = this.env(row.envId);
     await assertEnvVersion(env, row, this.config.envVersionCheck);
     const history = needsHistory(env, row.stopTallies) ? await this.transcript(row) : historyNotLoaded(env.id);
-    const { snapshot, reply } = await stepEpisode(env, toSnapshot(row, history), req.message as AssistantMessage, { signal });
+    const { snapshot, reply, message, seat } = await stepEpisode(env, toSnapshot(row, history), req.message as AssistantMessage, { signal, seat: req.seat });
     const now = this.clock();
     const expiresAt = now + row.ttlSeconds * 1000;
     const sampled: SampledTokens | undefined = req.sampled;
     const hash = sampled?.template_hash ?? null;
     const change: TemplateChange | undefined = hash !== null && row.templateHash !== null && hash !== row.templateHash ? { turn: snapshot.turn, from: row.templateHash, to: hash } : undefined;
+    // A seated episode's reply is what the seat to play sees next; the log keeps every seat's messages (reply_messages).
+    const shown = seat === undefined ? { messages: reply } : seatedReply(env, snapshot.state, snapshot.messages, snapshot.done ? seat : null);
     const response: StepResponse = {
       episode_id: row.id,
       turn: snapshot.turn,
-      messages: reply,
+      ...shown,
       done: snapshot.done,
       stop_reason: snapshot.stopReason,
       truncated: snapshot.truncated,
@@ -300,12 +303,13 @@ export class EpisodeService {
       ...(change ? { template_change: change } : {}),
     };
     const body = JSON.stringify(response);
-    const messageJson = JSON.stringify(req.message);
+    const messageJson = JSON.stringify(message);
+    const replyMessagesJson = seat === undefined ? null : JSON.stringify(reply);
     // What the turn row holds: the message, the reply body (its messages are read from it),
     // the state after the turn and the sampled tokens. The state is stored per turn so a fork
     // from any turn starts exactly there (docs/long-horizon.md).
     const stateJson = JSON.stringify(snapshot.state ?? null);
-    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(stateJson) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0);
+    const addedBytes = utf8Length(body) + utf8Length(messageJson) + utf8Length(stateJson) + (sampled ? utf8Length(JSON.stringify(sampled)) : 0) + (replyMessagesJson ? utf8Length(replyMessagesJson) : 0);
     const maxEpisodeBytes = this.quotas.maxEpisodeBytes;
     // The owner's bytes, whoever steps (an admin key included).
     const admitting = this.quotas.admitStepBytes(row.tenant, addedBytes);
@@ -317,9 +321,10 @@ export class EpisodeService {
       turn: snapshot.turn,
       state: snapshot.state,
       stateJson,
-      message: req.message,
+      message,
       messageJson,
       reply: body,
+      replyMessagesJson,
       sampled: sampled ?? null,
       templateHash: hash ?? row.templateHash,
       templateChanges: change && row.templateChanges.length < MAX_TEMPLATE_CHANGES ? [...row.templateChanges, change] : null,
@@ -351,12 +356,14 @@ export class EpisodeService {
     const env = this.registry.get(row.envId);
     const from = query.from_turn ?? 0;
     const to = query.limit === undefined ? row.turn : Math.min(row.turn, from + query.limit - 1);
+    // Checked before any read: a seat that does not exist, or a live seated log asked for whole.
+    const view = seatedView(env, row, query.seat);
     const owner = await this.transcriptOwner(row);
     const records = from <= to ? await this.store.readTurns(turnSegments(owner, from, to)) : [];
     const messages: ChatMessage[] = [];
     const turns: EpisodeTurn[] = [];
     for (const record of records) {
-      const own = turnMessages(record);
+      const own = view.filter(turnMessages(record));
       messages.push(...own);
       turns.push({
         turn: record.turn,
@@ -389,6 +396,8 @@ export class EpisodeService {
       template_changes: row.templateChanges,
       parent: row.parentId !== null && row.forkTurn !== null ? { episode_id: row.parentId, turn: row.forkTurn } : null,
       tools: env ? episodeTools(env, row.state) : [],
+      ...(env ? seatFields(env, row.state) : {}),
+      ...(view.seat === undefined ? {} : { seat: view.seat }),
       score: (row.score as Score | null) ?? null,
       ...agentRunView(row.state),
       metadata: row.metadata,

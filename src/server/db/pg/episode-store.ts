@@ -55,7 +55,7 @@ const COMMIT_STEP = `WITH head AS (
     WHERE id = $13::text AND turn = $14::int AND status = 'active' AND stored_bytes + $9::bigint <= $15::bigint
     RETURNING id)
   INSERT INTO episode_turns (${TURN_COLUMNS})
-  SELECT id, $1::int, $16::text, NULL, $17::text, $2::text, $18::boolean, $19::text, $10::text, $12::text, $7::bigint FROM head
+  SELECT id, $1::int, $16::text, $20::text, $17::text, $2::text, $18::boolean, $19::text, $10::text, $12::text, $7::bigint FROM head
   RETURNING turn`;
 
 /** A stored response body's `messages` ([] without a body or without messages), as SQLite's json_extract reads them. */
@@ -291,6 +291,7 @@ export class PgEpisodeStore extends EpisodeLifecycle implements EpisodeStorage {
         w.reply,
         w.status === "done",
         w.sampled == null ? null : JSON.stringify(w.sampled),
+        w.replyMessagesJson ?? null,
       ]);
       won = rows.length === 1;
     } finally {
