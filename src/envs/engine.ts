@@ -465,6 +465,8 @@ export interface CompletionItem {
   completion: string | ChatMessage[];
   answer?: string | undefined;
   info?: Record<string, unknown> | undefined;
+  /** A seated environment's: whose conversation this is. */
+  seat?: string | undefined;
 }
 
 /** What the rubric reads about a completion scored without an episode (state is null). */
@@ -481,6 +483,7 @@ export function completionRewardInputs(env: AnyEnvironment, item: CompletionItem
     parser: env.parser,
     task,
     args: scoringArgs(env, args),
+    ...(item.seat === undefined ? {} : { seat: item.seat }),
   };
 }
 

@@ -3,6 +3,7 @@ import { groupAdvantages } from "./advantages.js";
 import { parseArgs, scoreCompletion } from "./engine.js";
 import { scoreCompletionGroup } from "./score-group.js";
 import { startInTurns } from "./turns.js";
+import { EngineError } from "./engine.js";
 import type { AnyEnvironment, Score } from "./types.js";
 
 /**
@@ -13,6 +14,7 @@ import type { AnyEnvironment, Score } from "./types.js";
  */
 export async function scoreCompletions(env: AnyEnvironment, body: ScoreCompletionsRequest): Promise<ScoreCompletionsResponse> {
   parseArgs(env, body.args);
+  checkItemSeats(env, body.items);
   const groups = new Map<string, number[]>();
   body.items.forEach((item, i) => {
     if (item.group !== undefined) groups.set(item.group, [...(groups.get(item.group) ?? []), i]);
@@ -39,4 +41,28 @@ export async function scoreCompletions(env: AnyEnvironment, body: ScoreCompletio
     results: scores.map((score, index) => ({ index, group: body.items[index]?.group ?? null, score, advantage: advantage[index] ?? null })),
     groups: stats,
   };
+}
+
+/**
+ * A seated environment scores one seat's conversation at a time: each item names its seat
+ * (a one-player environment's may not), and a group's items share one, so an advantage
+ * never compares one seat's reward with another's.
+ */
+function checkItemSeats(env: AnyEnvironment, items: ScoreCompletionsRequest["items"]): void {
+  const names = env.seats?.seats.map((s) => s.name);
+  const groupSeat = new Map<string, string | undefined>();
+  items.forEach((item, i) => {
+    if (!names) {
+      if (item.seat !== undefined) throw new EngineError("seats_unsupported", `items[${i}] names seat "${item.seat}", but ${env.id} has one player and no seats`);
+      return;
+    }
+    if (item.seat === undefined) throw new EngineError("seat_required", `items[${i}]: ${env.id} scores one seat's conversation at a time; name it ("seat": one of ${names.join(", ")})`, { seats: names });
+    if (!names.includes(item.seat)) throw new EngineError("unknown_seat", `items[${i}]: ${env.id} has no seat "${item.seat}"; its seats: ${names.join(", ")}`, { seats: names });
+    if (item.group === undefined) return;
+    const seen = groupSeat.get(item.group);
+    if (groupSeat.has(item.group) && seen !== item.seat) {
+      throw new EngineError("invalid_request", `group "${item.group}" mixes seats ${seen} and ${item.seat}: advantages are per seat, so give each seat's rollouts their own group`);
+    }
+    groupSeat.set(item.group, item.seat);
+  });
 }

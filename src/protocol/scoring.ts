@@ -14,6 +14,10 @@ export const ScoreItem = z
     answer: z.string().optional().meta({ description: "The reference answer the rubric compares the completion with." }),
     info: z.record(z.string(), z.unknown()).optional().meta({ description: "Task data the rubric may read (as a dataset row's `info`)." }),
     group: z.string().optional().meta({ description: "Items with the same group id form one GRPO group (rollouts of the same task)." }),
+    seat: z.string().min(1).max(32).optional().meta({
+      description: "A multi-player environment's: the seat whose conversation `prompt` and `completion` are (its rubric scores per seat). A group's items must share one seat: advantages compare a seat with the same seat of other rollouts.",
+      example: "x",
+    }),
   })
   .strict()
   .meta({ id: "ScoreItem", example: { prompt: "Reverse: abc", completion: "<answer>cba</answer>", answer: "cba", group: "task-0" } });
