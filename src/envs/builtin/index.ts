@@ -2,6 +2,7 @@ import type { AnyEnvironment } from "../types.js";
 import { customerService } from "./customer-service/index.js";
 import { doubleCheck } from "./double-check/index.js";
 import { judgeQa } from "./judge-qa/index.js";
+import { kuhnPoker } from "./kuhn-poker/index.js";
 import { math } from "./math/index.js";
 import { mcpUnitsDeclaration } from "./mcp-units/index.js";
 import { pythonEnvDeclaration } from "./python/index.js";
@@ -13,7 +14,7 @@ import { toolMath } from "./tool-math/index.js";
 import { wordle } from "./wordle/index.js";
 
 /** Every environment that ships with edgegym. */
-export const builtinEnvs: AnyEnvironment[] = [reverseText, math, doubleCheck, ticTacToe, ticTacToe2p, wordle, toolMath, reasoning, judgeQa, customerService];
+export const builtinEnvs: AnyEnvironment[] = [reverseText, math, doubleCheck, ticTacToe, ticTacToe2p, wordle, toolMath, reasoning, judgeQa, customerService, kuhnPoker];
 
 /**
  * Node-only built-ins as the other runtimes declare them (their runtimes exclude "worker"):
