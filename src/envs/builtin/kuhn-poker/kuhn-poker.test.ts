@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { contentText, type ChatMessage } from "../../../protocol/index.js";
+import { scoreEpisode, startEpisode, stepEpisode, type EpisodeSnapshot } from "../../engine.js";
 import { createRng, type Rng } from "../../rng.js";
 import { scoreRubric } from "../../rubric.js";
+import { seatView, toSeat } from "../../seats.js";
 import { CARD_NAMES, CARDS, ending, facingBet, legalActions, line, payoff, seatToAct, type Action, type Card, type Hands, type Move, type Seat } from "./game.js";
 import { kuhnPoker } from "./index.js";
+import { systemPrompt } from "./messages.js";
 import { actionParser, playMessage } from "./play.js";
 import { kuhnPolicies } from "./policies.js";
 import { KuhnPokerArgs, type KuhnPokerState } from "./state.js";
@@ -142,7 +145,7 @@ describe("kuhn poker policies", () => {
   });
 
   it("nash's actions follow the table's frequencies over many seeded draws", async () => {
-    const n = 4000;
+    const n = 2000;
     for (const alpha of [0, 1 / 6, 1 / 3]) {
       for (const [s, { seat, history }] of SPOTS.entries()) {
         for (const card of CARDS) {
@@ -294,5 +297,120 @@ describe("kuhn poker environment", () => {
         }
       }
     }
+  });
+});
+
+describe("kuhn poker episodes (engine, seats)", () => {
+  const say = (content: string) => ({ role: "assistant" as const, content });
+  const stateOf = (s: EpisodeSnapshot) => s.state as KuhnPokerState;
+  /** Every message of the log named for `seat`, system prompt excluded, as text. */
+  const shown = (s: EpisodeSnapshot, seat: Seat) => seatView(s.messages, seat).filter((m) => m.role !== "system").map((m) => contentText(m.content));
+
+  it("self-play by two clients: each seat opens with its prompt and own card, plays by name, and is scored zero-sum", async () => {
+    const start = await startEpisode(kuhnPoker, { seed: 3, seats: { p2: "client" } });
+    const { cards } = stateOf(start);
+    expect(start.messages.every((m) => m.name === "p1" || m.name === "p2")).toBe(true);
+    expect(seatView(start.messages, "p1")).toEqual([
+      { role: "system", content: systemPrompt("p1") },
+      { role: "user", content: `Your card is the ${CARD_NAMES[cards.p1]}. Your move: check or bet.` },
+    ]);
+    expect(seatView(start.messages, "p2").map((m) => m.role)).toEqual(["system", "user"]);
+    await expect(stepEpisode(kuhnPoker, start, say(act("bet")))).rejects.toMatchObject({ code: "seat_required" });
+    await expect(stepEpisode(kuhnPoker, start, say(act("bet")), { seat: "p2" })).rejects.toMatchObject({ code: "not_your_turn", details: { to_play: "p1" } });
+    const bet = await stepEpisode(kuhnPoker, start, say(act("bet")), { seat: "p1" });
+    expect(bet.reply).toEqual([toSeat("p1", "You bet 1 chip."), toSeat("p2", "Your opponent bet 1 chip. Your move: call or fold.")]);
+    const end = (await stepEpisode(kuhnPoker, bet.snapshot, say(act("call")), { seat: "p2" })).snapshot;
+    expect([end.done, end.stopReason, end.turn]).toEqual([true, "game_over", 2]);
+    const high: Seat = beats(cards.p1, cards.p2) ? "p1" : "p2";
+    expect(stateOf(end).chips[high]).toBe(2);
+    const score = await scoreEpisode(kuhnPoker, end);
+    expect(score.seats?.[high]?.reward).toBeCloseTo(1.1, 12);
+    expect(score.seats?.[high === "p1" ? "p2" : "p1"]?.reward).toBeCloseTo(-0.9, 12);
+    expect(score.seats?.p1?.metrics).toMatchObject({ moves: 1, chips: stateOf(end).chips.p1 });
+    expect(score.reward).toBe(score.seats?.p1?.reward);
+  });
+
+  it("client vs nash by default: the equilibrium answers within the client's step, and p1's chips follow the deal", async () => {
+    let total = 0;
+    for (let seed = 0; seed < 40; seed++) {
+      const start = await startEpisode(kuhnPoker, { seed });
+      expect(stateOf(start).seats).toEqual({ p1: "client", p2: "nash" });
+      // p1 always bets: nash (as p2) calls with a King, folds a Jack, calls a Queen a third of the time.
+      const { snapshot: end, reply } = await stepEpisode(kuhnPoker, start, say(act("bet")));
+      expect(end.done).toBe(true);
+      const p2 = reply.find((m) => m.role === "assistant");
+      expect(p2).toMatchObject({ name: "p2", content: expect.stringMatching(/^<action>(call|fold)<\/action>$/) });
+      const { cards, chips, history } = stateOf(end);
+      if (cards.p2 === "K") expect(history[1]?.action).toBe("call");
+      if (cards.p2 === "J") expect(history[1]?.action).toBe("fold");
+      const score = await scoreEpisode(kuhnPoker, end);
+      expect(score.seats?.p1?.components[0]?.score).toBe(chips.p1 / 2);
+      expect(score.seats!.p1!.metrics.chips! + score.seats!.p2!.metrics.chips!).toBe(0);
+      expect(score.seats?.p2?.components[2]?.score).toBe(1);
+      total += chips.p1;
+    }
+    expect(total).not.toBe(0);
+  });
+
+  it("nash as p1 moves at reset, so the client's p2 opens facing its action", async () => {
+    const start = await startEpisode(kuhnPoker, { seed: 5, seats: { p1: "nash", p2: "client" } });
+    const opened = shown(start, "p2");
+    expect(opened[0]).toMatch(/^Your card is the (Jack|Queen|King)\. Your opponent acts first\.$/);
+    expect(opened[1]).toMatch(/^Your opponent (checked\. Your move: check or bet|bet 1 chip\. Your move: call or fold)\.$/);
+    expect(kuhnPoker.seats?.toPlay(stateOf(start))).toBe("p2");
+  });
+
+  it("hides p1's card and words from p2 until the showdown, in every deal and line", async () => {
+    for (let seed = 0; seed < 30; seed++) {
+      for (const l of LINES) {
+        let s = await startEpisode(kuhnPoker, { seed, seats: { p2: "client" } });
+        const { cards } = stateOf(s);
+        for (const [i, a] of l.entries()) {
+          const seat: Seat = i % 2 === 0 ? "p1" : "p2";
+          const text = seat === "p1" ? `<think>I hold the ${CARD_NAMES[cards.p1]}</think><action>${a}</action>` : act(a);
+          s = (await stepEpisode(kuhnPoker, s, say(text), { seat })).snapshot;
+        }
+        expect(s.done).toBe(true);
+        const p2 = shown(s, "p2");
+        const secret = `I hold the ${CARD_NAMES[cards.p1]}`;
+        expect(JSON.stringify(seatView(s.messages, "p2"))).not.toContain(secret);
+        expect(seatView(s.messages, "p1").some((m) => contentText(m.content).includes(secret))).toBe(true);
+        const beforeShowdown = stateOf(s).outcome?.kind === "showdown" ? p2.slice(0, -1) : p2;
+        for (const text of beforeShowdown) expect(text, `seed ${seed}, ${l.join(",")}`).not.toContain(CARD_NAMES[cards.p1]);
+        if (stateOf(s).outcome?.kind === "showdown") expect(p2.at(-1)).toContain(`your opponent has the ${CARD_NAMES[cards.p1]}`);
+      }
+    }
+  });
+
+  it("shows an invalid move to its sender only, and the longest hand (4 invalid moves a seat) fits in maxTurns", async () => {
+    let s = await startEpisode(kuhnPoker, { seed: 1, seats: { p2: "client" }, args: { max_invalid_moves: 5 } });
+    const turns: [Seat, string][] = [];
+    // Invalid moves count over the whole hand: each seat may send 4 of them before a 5th forfeits.
+    for (const [seat, a, invalid] of [["p1", "check", 2], ["p2", "bet", 4], ["p1", "fold", 2]] as const) {
+      for (let k = 0; k < invalid; k++) turns.push([seat, `<think>${seat} holds it</think><action>raise-${seat}</action>`]);
+      turns.push([seat, act(a)]);
+    }
+    for (const [seat, text] of turns.slice(0, 8)) {
+      const { snapshot, reply } = await stepEpisode(kuhnPoker, s, say(text), { seat });
+      if (text.includes("raise")) expect(reply.every((m) => m.name === seat)).toBe(true);
+      s = snapshot;
+    }
+    expect(JSON.stringify(seatView(s.messages, "p2"))).not.toMatch(/raise-p1|p1 holds/);
+    expect(JSON.stringify(seatView(s.messages, "p1"))).not.toMatch(/raise-p2|p2 holds/);
+    for (const [seat, text] of turns.slice(8)) s = (await stepEpisode(kuhnPoker, s, say(text), { seat })).snapshot;
+    expect([s.done, s.stopReason, s.truncated, s.turn]).toEqual([true, "game_over", false, 11]);
+    expect(stateOf(s).invalid).toEqual({ p1: 4, p2: 4 });
+  });
+
+  it("forfeits through the engine with its own stop reason, and replays exactly against random", async () => {
+    let s = await startEpisode(kuhnPoker, { seed: 2, args: { max_invalid_moves: 1 } });
+    s = (await stepEpisode(kuhnPoker, s, say("all in"))).snapshot;
+    expect([s.done, s.stopReason, stateOf(s).chips]).toEqual([true, "too_many_invalid_moves", { p1: -1, p2: 1 }]);
+    const run = async () => {
+      let e = await startEpisode(kuhnPoker, { seed: 77, seats: { p2: "random" } });
+      while (!e.done) e = (await stepEpisode(kuhnPoker, e, say(act(legalActions(stateOf(e).history)[0] as Action)))).snapshot;
+      return e.messages;
+    };
+    expect(await run()).toEqual(await run());
   });
 });
