@@ -18,6 +18,7 @@ export type {
   TaskRow,
 } from "./types.js";
 export { createRng, type Rng } from "./rng.js";
+export { CLIENT_PLAYER, SeatAssignment, seatView, toSeat, type EnvSeats, type PolicyContext, type SeatPolicy, type SeatSpec } from "./seats.js";
 export { defineRubric, type GroupRewardFn, type GroupRewardSpec, type RewardFn, type RewardInputs, type RewardSpec, type Rubric, type RubricOptions } from "./rubric.js";
 export { combineRubrics, type RubricPart } from "./rubric-group.js";
 export { judgeRubric, yesNoVerdict, DEFAULT_JUDGE_PROMPT, type JudgeRubricOptions } from "./judge-rubric.js";

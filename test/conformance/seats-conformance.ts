@@ -94,6 +94,34 @@ export function describeSeatsConformance(options: ConformanceOptions): void {
       expect(["o", null]).toContain(res.json.to_play);
     });
 
+    it("keeps a poker hand hidden: p2's replies, view and the examples listing never show p1's card or text", async () => {
+      for (const index of [0, 1, 2, 3, 4, 5]) {
+        const res = await call("POST", "/v1/envs/kuhn-poker/episodes", { index, seats: { p2: "client" } });
+        expect(res.status, res.text).toBe(201);
+        const id = res.json.episode_id;
+        const own = (res.json.messages.at(-1).content as string).match(/Your card is the (\w+)/)?.[1];
+        const bet = await step(id, 0, "p1", { role: "assistant", content: `<think>I hold the ${own}, so I bet</think><action>bet</action>` });
+        expect(bet.status, bet.text).toBe(200);
+        expect(bet.json.to_play).toBe("p2");
+        const p2View = await call("GET", `/v1/episodes/${id}?seat=p2`);
+        const shownToP2 = [...bet.json.messages, ...p2View.json.messages].filter((m: { role: string }) => m.role !== "system");
+        const examples = await call("GET", `/v1/envs/kuhn-poker/examples?offset=${index}&limit=1`);
+        const fold = await step(id, 1, "p2", { role: "assistant", content: "<action>fold</action>" });
+        expect(fold.json.done).toBe(true);
+        // The hand ended on a fold: neither card is shown, so p2 never learns p1's.
+        const p2Card = (shownToP2.find((m: { content: string }) => /Your card is/.test(m.content)).content as string).match(/Your card is the (\w+)/)?.[1];
+        expect(p2Card).not.toBe(own);
+        for (const text of [JSON.stringify(shownToP2), JSON.stringify(fold.json.messages)]) {
+          expect(text).not.toMatch(new RegExp(`\\b${own}\\b`));
+          expect(text).not.toMatch(/I hold/);
+        }
+        // The listing shows the rules (every card's name) but no deal.
+        expect(examples.status, examples.text).toBe(200);
+        expect(examples.json.examples[0].info).toEqual({});
+        expect(examples.text).not.toMatch(/Your card/);
+      }
+    });
+
     it("lists an environment's seats and policies", async () => {
       const info = await call("GET", "/v1/envs/tic-tac-toe-2p");
       expect(info.status, info.text).toBe(200);

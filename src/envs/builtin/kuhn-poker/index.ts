@@ -3,7 +3,8 @@ import { contentText } from "../../../protocol/index.js";
 import { proceduralDataset } from "../../dataset.js";
 import { multiTurnEnv } from "../../define.js";
 import { CLIENT_PLAYER, toSeat, type SeatSpec } from "../../seats.js";
-import { CARDS, deal, legalActions, seatToAct, SEATS, type Seat } from "./game.js";
+import { CARDS, deal, legalActions, seatToAct, SEATS, type Hands, type Seat } from "./game.js";
+import { createRng } from "../../rng.js";
 import { dealText, systemPrompt } from "./messages.js";
 import { actionParser, playMessage } from "./play.js";
 import { kuhnPolicies } from "./policies.js";
@@ -19,12 +20,20 @@ const SEAT_SPECS: SeatSpec[] = [
 
 const DEFAULT_SEATS = { p1: CLIENT_PLAYER, p2: "nash" };
 
-/** The deal a task holds in `info` (never in its prompt, which every seat is shown). */
+/**
+ * A deal an operator's dataset may fix in a row's `info` (`{"cards": {"p1": "K", "p2": "J"}}`).
+ * The built-in dataset leaves `info` empty and `setup` deals from the task's index: a row's
+ * `info` is published by GET /v1/envs/{id}/examples, and p2's card must not be read there.
+ */
 const Deal = z.object({ cards: z.object({ p1: z.enum(CARDS), p2: z.enum(CARDS) }).strict() });
+
+/** The deal of task `index` of `split`: the same on every reload, never written into the row. */
+const DEAL_STREAM = 0xdea1;
+const dealFor = (split: string, index: number): Hands => deal(createRng(index, split === "train" ? 1 : 2, DEAL_STREAM).shuffle);
 
 /**
  * Kuhn poker for two seats, p1 and p2, each played by the client, a random player or an
- * equilibrium player (nash). The task's seed decides the deal; each seat sees only its own
+ * equilibrium player (nash). The task's index decides the deal (dealt in setup, never written into the task's row); each seat sees only its own
  * card, and its opponent's action words, until a showdown. Each seat is scored on the chips
  * it won (divided by 2), its invalid moves and its answer format. A plain reset is the
  * client as p1 against the equilibrium, whose expected result for p1 is −1/18 chip a hand.
@@ -39,9 +48,10 @@ export const kuhnPoker = multiTurnEnv<KuhnPokerArgs, KuhnPokerState>({
   stateSchema: KuhnPokerState,
   // A hand has at most 3 actions; each seat may send up to 4 invalid ones (max_invalid_moves ≤ 5) before the next forfeits.
   maxTurns: 12,
-  dataset: proceduralDataset((rng) => ({ prompt: [], answer: null, info: { cards: deal(rng.shuffle) } })),
-  setup: (row, { seats }) => {
-    const { cards } = Deal.parse(row.info);
+  dataset: proceduralDataset(() => ({ prompt: [], answer: null, info: {} })),
+  setup: (row, { seats, split, index }) => {
+    const fixed = Deal.safeParse(row.info);
+    const cards = fixed.success ? fixed.data.cards : dealFor(split, index);
     const assignment = KuhnPokerState.shape.seats.parse(seats ?? DEFAULT_SEATS);
     const legal = legalActions([]);
     return {

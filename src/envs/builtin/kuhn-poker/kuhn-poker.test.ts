@@ -208,15 +208,16 @@ describe("kuhn poker policies", () => {
 });
 
 describe("kuhn poker environment", () => {
-  it("deals from the task's seed into info, never into the prompt, and every deal occurs", async () => {
+  it("deals from the task's index in setup, never into the row (the examples listing publishes rows), and every deal occurs", async () => {
     const seen = new Set<string>();
     for (let index = 0; index < 60; index++) {
       const row = await kuhnPoker.dataset.row("train", index);
-      expect(row.prompt).toEqual([]);
-      const { cards } = row.info as { cards: Hands };
-      expect(cards.p1).not.toBe(cards.p2);
-      expect(await kuhnPoker.dataset.row("train", index)).toEqual(row);
-      seen.add(`${cards.p1}${cards.p2}`);
+      expect(row).toEqual({ prompt: [], answer: null, info: {} });
+      const { state } = await kuhnPoker.setup(row, { args: ARGS, rng: createRng(index), split: "train", index });
+      const again = await kuhnPoker.setup(row, { args: ARGS, rng: createRng(index + 1), split: "train", index });
+      expect(again.state.cards).toEqual(state.cards);
+      expect(state.cards.p1).not.toBe(state.cards.p2);
+      seen.add(`${state.cards.p1}${state.cards.p2}`);
     }
     expect(seen.size).toBe(6);
   });
