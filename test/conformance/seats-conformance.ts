@@ -82,6 +82,21 @@ export function describeSeatsConformance(options: ConformanceOptions): void {
       expect(score.json.score.reward).toBe(score.json.score.seats.x.reward);
     });
 
+    it("forks a self-play game mid-way: each child goes on from the seat to play, its views sharing the parent's prefix", async () => {
+      const ep = await reset({ seed: 12 });
+      await step(ep.episode_id, 0, "x", move(5));
+      const fork = await call("POST", `/v1/episodes/${ep.episode_id}/fork`, { turn: 1, n: 2 });
+      expect(fork.status, fork.text).toBe(201);
+      const [a, b] = fork.json.episodes.map((e: { episode_id: string }) => e.episode_id);
+      const early = await step(a, 1, "x", move(1));
+      expectError(early, "not_your_turn");
+      expect((await step(a, 1, "o", move(1))).json.messages.at(-1).content).toMatch(/O played 1/);
+      expect((await step(b, 1, "o", move(9))).json.messages.at(-1).content).toMatch(/O played 9/);
+      const view = await call("GET", `/v1/episodes/${b}?seat=o`);
+      expect(view.json.messages.map((m: { role: string }) => m.role)).toEqual(["system", "user", "user", "assistant"]);
+      expect(view.json.messages[2].content).toMatch(/X played 5/);
+    });
+
     it("plays the environment's seat itself: a client against minimax steps without naming its seat", async () => {
       const ep = await reset({ seed: 10, seats: { x: "minimax" } });
       expect(ep.to_play).toBe("o");
