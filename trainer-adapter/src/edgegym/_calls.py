@@ -75,9 +75,10 @@ def reset(
     metadata: dict[str, Any] | None,
     idempotency_key: str | None,
     agent: m.AgentSpec | dict[str, Any] | None = None,
+    seats: dict[str, str] | None = None,
 ) -> Call[m.ResetResponse]:
     spec = agent if agent is None or isinstance(agent, m.AgentSpec) else m.AgentSpec.model_validate(agent)
-    body = m.ResetRequest(split=split, index=index, seed=seed, args=args, ttl_seconds=ttl_seconds, metadata=metadata, agent=spec)
+    body = m.ResetRequest(split=split, index=index, seed=seed, args=args, ttl_seconds=ttl_seconds, metadata=metadata, agent=spec, seats=seats)
     # One key per logical reset, made before the first attempt: every retry carries it,
     # so a reset whose reply was lost comes back as the same episode, never a second one.
     key = idempotency_key or f"edgegym-py-{uuid.uuid4().hex}"
@@ -100,13 +101,14 @@ def step(
     turn: int,
     message: m.AssistantMessage | dict[str, Any],
     sampled: m.SampledTokens | dict[str, Any] | None = None,
+    seat: str | None = None,
 ) -> Call[m.StepResponse]:
     msg = message if isinstance(message, m.AssistantMessage) else m.AssistantMessage.model_validate(message)
     tokens = sampled if sampled is None or isinstance(sampled, m.SampledTokens) else m.SampledTokens.model_validate(sampled)
     if tokens is not None and tokens.logprobs is not None and len(tokens.logprobs) != len(tokens.token_ids):
         # The server refuses it too (400); saying so here names the caller's bug before a round trip.
         raise ValueError(f"sampled: {len(tokens.logprobs)} logprobs for {len(tokens.token_ids)} token ids")
-    body = m.StepRequest(turn=turn, message=msg, sampled=tokens)
+    body = m.StepRequest(turn=turn, message=msg, sampled=tokens, seat=seat)
     # The turn makes a repeat safe: the server answers a step it already applied with the
     # stored reply, byte for byte (and keeps the first request's ``sampled``).
     json = body.model_dump(exclude_none=True)
@@ -142,12 +144,12 @@ def rescore(episode_id: str, *, rubric: m.RescoreRubric, save: bool) -> Call[m.R
     )
 
 
-def episode(episode_id: str, from_turn: int | None = None, limit: int | None = None) -> Call[m.Episode]:
+def episode(episode_id: str, from_turn: int | None = None, limit: int | None = None, seat: str | None = None) -> Call[m.Episode]:
     if from_turn is not None and from_turn < 0:
         raise ValueError(f"from_turn must be >= 0, not {from_turn}")
     if limit is not None and not 1 <= limit <= MAX_PAGE_TURNS:
         raise ValueError(f"limit must be 1..{MAX_PAGE_TURNS}, not {limit}")
-    params = {k: v for k, v in {"from_turn": from_turn, "limit": limit}.items() if v is not None}
+    params = {k: v for k, v in {"from_turn": from_turn, "limit": limit, "seat": seat}.items() if v is not None}
     frame: dict[str, Any] = {"op": "get", "episode_id": episode_id}
     if params:
         frame["query"] = params

@@ -151,6 +151,7 @@ class _Operations:
         metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         agent: m.AgentSpec | dict[str, Any] | None = None,
+        seats: dict[str, str] | None = None,
     ) -> _calls.Call[m.ResetResponse]:
         """``POST /v1/envs/{env_id}/episodes``: start an episode.
 
@@ -163,6 +164,11 @@ class _Operations:
         ``model_endpoint`` (its key is given once: the server refuses to replay a harness
         reset, so a retry after a lost reply fails with ``idempotency_key_reused``). Sent
         over HTTP, never the session socket. See ``edgegym.rollouts.harness``.
+
+        ``seats`` (a multi-player environment, ``EnvInfo.seats``): who plays each seat,
+        ``"client"`` or one of the environment's ``policies``, e.g. ``{"o": "minimax"}``;
+        seats left out take their default. The reply's ``to_play`` is the seat that moves
+        first and ``messages`` its opening (a policy that moves first has already moved).
         """
         return _calls.reset(
             env_id,
@@ -174,6 +180,7 @@ class _Operations:
             metadata=metadata,
             idempotency_key=idempotency_key,
             agent=agent,
+            seats=seats,
         )
 
     @operation
@@ -183,6 +190,8 @@ class _Operations:
         turn: int,
         message: m.AssistantMessage | dict[str, Any],
         sampled: m.SampledTokens | dict[str, Any] | None = None,
+        *,
+        seat: str | None = None,
     ) -> _calls.Call[m.StepResponse]:
         """``POST /v1/episodes/{id}/step``: one assistant message (tool calls included) at ``turn``.
 
@@ -191,8 +200,16 @@ class _Operations:
         "template_hash": "sha256:…"}``. The server stores it with the turn and returns it
         with the episode (``Episode.turns[].sampled``); when its ``template_hash`` differs
         from the episode's previous one, the reply carries ``template_change``.
+
+        ``seat`` (a seated episode): the seat this message is for; it may be left out when
+        a client plays one seat only. The reply's ``to_play`` is the seat that moves next
+        and ``messages`` what that seat has been shown since its own last message (its
+        whole opening before its first move); once done, ``to_play`` is None and
+        ``messages`` the stepping seat's last view. ``turn`` is the episode's, shared by
+        its seats. A seat stepping out of turn raises ``EdgegymError`` 409
+        ``not_your_turn`` (``details["to_play"]``).
         """
-        return _calls.step(episode_id, turn, message, sampled)
+        return _calls.step(episode_id, turn, message, sampled, seat)
 
     @operation
     def score(self, episode_id: str) -> _calls.Call[m.ScoreResponse]:
@@ -207,25 +224,32 @@ class _Operations:
         return _calls.rescore(episode_id, rubric=rubric, save=save)
 
     @operation
-    def episode(self, episode_id: str, *, from_turn: int | None = None, limit: int | None = None) -> _calls.Call[m.Episode]:
+    def episode(self, episode_id: str, *, from_turn: int | None = None, limit: int | None = None, seat: str | None = None) -> _calls.Call[m.Episode]:
         """``GET /v1/episodes/{id}``: transcript, status, score, per-turn sampled tokens.
 
         Without ``from_turn`` and ``limit`` the whole transcript comes back. With them, one
         page: turns ``from_turn`` … ``from_turn + limit - 1`` (``limit`` 1–1000), and
         ``next_from_turn`` says where the next page starts (None at the end). Turn 0 is the
         opening messages; turn t ≥ 1 is the t-th assistant message and the reply to it.
-        """
-        return _calls.episode(episode_id, from_turn, limit)
 
-    def episode_pages(self, episode_id: str, *, from_turn: int = 0, page_turns: int = 100) -> Iterator[m.Episode]:
+        ``seat`` (a seated episode): that seat's own conversation (what it was shown and
+        what it sent, without names), ready to train on; ``turns[t].message_count`` counts
+        that seat's messages of turn t, and ``turns[t].sampled`` is what the seat that
+        stepped turn t sampled. Without it, a seated episode's whole log (every message
+        named for its seat) is answered only once the episode is done (409
+        ``seat_required`` while it runs).
+        """
+        return _calls.episode(episode_id, from_turn, limit, seat)
+
+    def episode_pages(self, episode_id: str, *, from_turn: int = 0, page_turns: int = 100, seat: str | None = None) -> Iterator[m.Episode]:
         """Every page of an episode's transcript from ``from_turn`` on, ``page_turns`` turns a
         page, following ``next_from_turn`` until the end. Each page is a full ``Episode``
         (status and score as of that read); a long episode is read without holding its
-        whole transcript in one response.
+        whole transcript in one response. ``seat``: one seat's view, as ``episode``.
         """
         cursor: int | None = from_turn
         while cursor is not None:
-            page = self._send(_calls.episode(episode_id, cursor, page_turns))
+            page = self._send(_calls.episode(episode_id, cursor, page_turns, seat))
             yield page
             cursor = _next_cursor(page, cursor)
 

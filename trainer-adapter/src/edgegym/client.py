@@ -352,15 +352,15 @@ class AsyncClient(AsyncOperations):
                 return response
             await asyncio.sleep(tries.wait_or_raise(response, None))
 
-    async def episode_pages(self, episode_id: str, *, from_turn: int = 0, page_turns: int = 100) -> AsyncIterator[m.Episode]:
+    async def episode_pages(self, episode_id: str, *, from_turn: int = 0, page_turns: int = 100, seat: str | None = None) -> AsyncIterator[m.Episode]:
         """Every page of an episode's transcript from ``from_turn`` on, ``page_turns`` turns a
         page, following ``next_from_turn`` until the end. Each page is a full ``Episode``
         (status and score as of that read); a long episode is read without holding its
-        whole transcript in one response.
+        whole transcript in one response. ``seat``: one seat's view, as ``episode``.
         """
         cursor: int | None = from_turn
         while cursor is not None:
-            page = await self._send(_calls.episode(episode_id, cursor, page_turns))
+            page = await self._send(_calls.episode(episode_id, cursor, page_turns, seat))
             yield page
             cursor = _next_cursor(page, cursor)
 

@@ -59,6 +59,15 @@ ErrorCode = Literal[
     "sandbox_start_failed",
     # A score of a harness episode whose agent still runs (409): wait for it (``rollouts.harness.wait_done``).
     "agent_running",
+    # Seats (docs/multi-agent.md): a step by a seat whose turn it is not (409, ``details.to_play``),
+    # a step for a seat the environment plays, and the 4xx of bad seat requests.
+    "not_your_turn",
+    "seat_not_client",
+    "unknown_seat",
+    "unknown_policy",
+    "seats_unsupported",
+    "seat_required",
+    "no_client_seat",
 ]
 
 
@@ -169,6 +178,19 @@ class Isolation(_Response):
     served: bool
 
 
+class SeatInfo(_Response):
+    """One seat of a multi-player environment (``EnvInfo.seats``)."""
+
+    name: str
+    description: str
+    # ``"client"`` and/or the environment's policies that may play it.
+    players: list[str]
+    # Who plays it when a reset names no one.
+    default: str
+    # False for a seat nobody trains (a simulated user): trainers skip its trajectory.
+    trainable: bool
+
+
 class EnvInfo(_Response):
     id: str
     version: str
@@ -186,6 +208,16 @@ class EnvInfo(_Response):
     system_prompt: str | None
     answer_format: str | None
     isolation: Isolation | None = None
+    # A multi-player environment's seats, in order; None for a one-player environment.
+    seats: list[SeatInfo] | None = None
+    # A multi-player environment's own players (a seat's ``players`` other than "client"), with what each does.
+    policies: dict[str, str] | None = None
+
+    def client_seats(self, seats: dict[str, str] | None = None) -> list[str]:
+        """The seats a client plays under the reset assignment ``seats`` (seats left out take
+        their default), in the environment's order; empty for a one-player environment."""
+        given = seats or {}
+        return [s.name for s in self.seats or [] if given.get(s.name, s.default) == "client"]
 
 
 class EnvList(_Response):
@@ -328,6 +360,8 @@ class ResetRequest(_Request):
     metadata: dict[str, Any] | None = None
     # A harness episode: an agent runs in the sandbox (the reply carries ``model_endpoint``).
     agent: AgentSpec | None = None
+    # A seated environment's: who plays each seat, "client" or one of the environment's policies.
+    seats: dict[str, str] | None = None
 
 
 class _EpisodeOrigin(_Response):
@@ -357,6 +391,9 @@ class ResetResponse(_EpisodeOrigin):
     expires_at: str
     # With ``agent``: the episode's endpoint and its key (the agent gets its own URLs to it).
     model_endpoint: ModelEndpoint | None = None
+    # A seated episode's: the seat that moves next (``messages`` is its opening); None for a
+    # one-player episode, and once a seated one is done.
+    to_play: str | None = None
 
 
 class SampledTokens(_Request):
@@ -383,6 +420,8 @@ class StepRequest(_Request):
     turn: int = Field(ge=0)
     message: AssistantMessage
     sampled: SampledTokens | None = None
+    # A seated episode's: the seat this message is for (default: the only seat a client plays).
+    seat: str | None = Field(default=None, min_length=1, max_length=32)
 
 
 class StepResponse(_Response):
@@ -394,6 +433,8 @@ class StepResponse(_Response):
     truncated: bool
     expires_at: str
     template_change: TemplateChange | None = None
+    # A seated episode's: the seat that moves next (``messages`` is what it sees next), None once done.
+    to_play: str | None = None
 
 
 class ScoreComponent(_Response):
@@ -410,10 +451,21 @@ class ScoreComponent(_Response):
 SCORE_FAILURE_CODES = frozenset({"verifier_timeout", "reward_file_missing", "reward_file_empty", "reward_file_invalid", "sandbox_lost", "score_timeout"})
 
 
+class SeatScore(_Response):
+    """One seat's score: the rubric run over that seat's own conversation."""
+
+    reward: float
+    components: list[ScoreComponent]
+    metrics: dict[str, float]
+
+
 class Score(_Response):
     reward: float
     components: list[ScoreComponent]
     metrics: dict[str, float]
+    # A seated episode's score per seat (the environment's policies' seats too). The top-level
+    # reward is then the first client seat's.
+    seats: dict[str, SeatScore] | None = None
 
     @property
     def failure(self) -> str | None:
@@ -461,6 +513,12 @@ class Episode(_EpisodeOrigin):
     template_changes: list[TemplateChange] = []
     parent: EpisodeParent | None = None
     tools: list[ToolDefinition]
+    # A seated episode's: who plays each seat, as recorded at reset.
+    seats: dict[str, str] | None = None
+    # The seat whose view ``messages`` is (a read with ``seat``).
+    seat: str | None = None
+    # A seated episode's: the seat that moves next; None once done (and for a one-player episode).
+    to_play: str | None = None
     score: Score | None
     # A harness episode's agent: status, exit code, output tail, time.
     agent: AgentRun | None = None
@@ -543,6 +601,8 @@ class ScoreItem(_Request):
     answer: str | None = None
     info: dict[str, Any] | None = None
     group: str | None = None
+    # A multi-player environment's: the seat whose conversation prompt and completion are.
+    seat: str | None = Field(default=None, min_length=1, max_length=32)
 
 
 class ScoreCompletionsRequest(_Request):
@@ -830,6 +890,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "Isolation": Isolation,
     "EnvList": EnvList,
     "EnvInfo": EnvInfo,
+    "SeatInfo": SeatInfo,
     "ToolDefinition": ToolDefinition,
     "RubricComponentInfo": RubricComponentInfo,
     "Error": ErrorBody,
@@ -855,6 +916,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "EpisodeFork": EpisodeFork,
     "ForkList": ForkList,
     "Score": Score,
+    "SeatScore": SeatScore,
     "ScoreComponent": ScoreComponent,
     "CloseResponse": CloseResponse,
     "RescoreRequest": RescoreRequest,
