@@ -1,4 +1,4 @@
-import type { EnvInfo, Example, ExamplePage, ResetRequest, ResetResponse, Score, ScoreResponse, Split, StepRequest, StepResponse } from "../protocol/index.js";
+import type { ChatMessage, EnvInfo, Episode, Example, ExamplePage, ResetRequest, ResetResponse, Score, ScoreResponse, Split, StepRequest, StepResponse } from "../protocol/index.js";
 import type { EpisodeDriver, EpisodeStart, EpisodeStep } from "./driver.js";
 import { EvalError, retryAfterMs } from "./errors.js";
 import { RetriesExhausted, withRetries, type RetryPolicy } from "./retry.js";
@@ -112,6 +112,17 @@ export class HttpDriver implements EpisodeDriver {
 
   async score(episodeId: string, signal?: AbortSignal): Promise<Score> {
     return (await this.call<ScoreResponse>("POST", `/v1/episodes/${encodeURIComponent(episodeId)}/score`, undefined, {}, signal)).score;
+  }
+
+  /** One seat's conversation, page by page (a long game's log may come in several). */
+  async seatView(episodeId: string, seat: string, signal?: AbortSignal): Promise<ChatMessage[]> {
+    const out: ChatMessage[] = [];
+    for (let from: number | null = 0; from !== null; ) {
+      const page: Episode = await this.call<Episode>("GET", `/v1/episodes/${encodeURIComponent(episodeId)}?seat=${encodeURIComponent(seat)}&from_turn=${from}`, undefined, {}, signal);
+      out.push(...page.messages);
+      from = page.next_from_turn;
+    }
+    return out;
   }
 
   /** Closes an episode left unfinished (a failed rollout); a finished one costs no request. */

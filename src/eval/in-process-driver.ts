@@ -1,21 +1,36 @@
-import type { AssistantMessage, EnvInfo, Example, ResetRequest, Score, Split, StepRequest } from "../protocol/index.js";
+import type { AssistantMessage, ChatMessage, EnvInfo, Example, ResetRequest, Score, Split, StepRequest } from "../protocol/index.js";
 import {
   EngineError,
   describeEnv,
   episodeView,
   listExamples,
   scoreEpisode,
+  seatToPlay,
+  seatView,
   startEpisode,
   stepEpisode,
   type AnyEnvironment,
   type EnvRegistry,
   type EpisodeSnapshot,
+  unseenBy,
 } from "../envs/index.js";
 import type { EpisodeDriver, EpisodeStart, EpisodeStep } from "./driver.js";
 import { EvalError } from "./errors.js";
 
 function rejected(serverCode: string, message: string): EvalError {
   return new EvalError("env_rejected", message, false, undefined, serverCode);
+}
+
+/**
+ * What a seated episode shows the client, as the server's reply does: what the seat to
+ * play has been shown since its last message, or once the game is over what `doneSeat`
+ * (the seat that stepped) was shown last. A one-player episode's `messages` pass through.
+ */
+function shown(env: AnyEnvironment, snap: EpisodeSnapshot, messages: ChatMessage[], doneSeat: string | null): { messages: ChatMessage[]; to_play?: string | null } {
+  if (!env.seats) return { messages };
+  const toPlay = seatToPlay(env, snap.state);
+  const seat = toPlay ?? doneSeat;
+  return { messages: seat === null ? [] : unseenBy(snap.messages, seat), to_play: toPlay };
 }
 
 /**
@@ -83,8 +98,8 @@ export class InProcessDriver implements EpisodeDriver {
       episode_id: id,
       index: snap.index,
       seed: snap.seed,
-      messages: snap.messages.slice(0, snap.promptLength),
-      done: false,
+      ...shown(env, snap, snap.messages.slice(0, snap.promptLength), null),
+      done: snap.done,
       // The episode's own tools and turn limit (an env group's member's), as the server answers.
       ...episodeView(env, snap.state),
     };
@@ -94,9 +109,18 @@ export class InProcessDriver implements EpisodeDriver {
     const snap = this.snapshot(episodeId);
     if (snap.done) throw rejected("episode_done", `episode "${episodeId}" is done (${snap.stopReason ?? "finished"})`);
     if (request.turn !== snap.turn) throw rejected("turn_conflict", `episode is at turn ${snap.turn}, the step was for turn ${request.turn}`);
-    const { snapshot, reply } = await this.engine(() => stepEpisode(this.env(snap.envId), snap, request.message as AssistantMessage));
+    const env = this.env(snap.envId);
+    const { snapshot, reply, seat } = await this.engine(() => stepEpisode(env, snap, request.message as AssistantMessage, { seat: request.seat }));
     this.episodes.set(episodeId, snapshot);
-    return { turn: snapshot.turn, messages: reply, done: snapshot.done, stop_reason: snapshot.stopReason, truncated: snapshot.truncated };
+    return { turn: snapshot.turn, ...shown(env, snapshot, reply, snapshot.done ? (seat ?? null) : null), done: snapshot.done, stop_reason: snapshot.stopReason, truncated: snapshot.truncated };
+  }
+
+  async seatView(episodeId: string, seat: string): Promise<ChatMessage[]> {
+    const snap = this.snapshot(episodeId);
+    const env = this.env(snap.envId);
+    if (!env.seats) throw rejected("seats_unsupported", `${env.id} has one player and no seats`);
+    if (!env.seats.seats.some((s) => s.name === seat)) throw rejected("unknown_seat", `${env.id} has no seat "${seat}"`);
+    return seatView(snap.messages, seat);
   }
 
   async score(episodeId: string): Promise<Score> {

@@ -14,5 +14,6 @@ export * from "./plan.js";
 export * from "./rollout.js";
 export * from "./runner.js";
 export * from "./stats.js";
+export * from "./seats.js";
 export * from "./metadata.js";
 export * from "./sft.js";

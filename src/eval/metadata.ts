@@ -1,4 +1,5 @@
 import type { EnvInfo, EvalRequest, EvalSummary, Split } from "../protocol/index.js";
+import type { SeatSummary } from "./seats.js";
 import type { VfFormat } from "./vf-formats.js";
 
 /**
@@ -51,6 +52,10 @@ export interface RunMetadata {
   summary: EvalSummary;
   /** Which verifiers generation's files the run holds: `vf03` results.jsonl or `vf04` traces.jsonl. */
   format?: VfFormat;
+  /** A seated environment's: who played each seat (`client`: the model; else the environment's policy). Resuming keeps to it. */
+  seats?: Record<string, string>;
+  /** A seated environment's figures per seat: rewards, components, metrics, and a game's wins, draws and losses. */
+  seat_summaries?: Record<string, SeatSummary>;
 }
 
 export interface MetadataInput {
@@ -68,6 +73,8 @@ export interface MetadataInput {
   edgegymVersion: string;
   date?: Date;
   format?: VfFormat;
+  seats?: Record<string, string> | undefined;
+  seatSummaries?: Record<string, SeatSummary> | null | undefined;
   /**
    * The metadata.json of the run being resumed: the keys it has that edgegym does not write
    * (vf-eval's `cost`, its `version_info.vf_version` …) are kept, the rest written afresh.
@@ -119,5 +126,7 @@ function freshMetadata(input: MetadataInput): RunMetadata {
     error: input.error,
     summary,
     ...(input.format ? { format: input.format } : {}),
+    ...(input.seats ? { seats: input.seats } : {}),
+    ...(input.seatSummaries ? { seat_summaries: input.seatSummaries } : {}),
   };
 }

@@ -17,6 +17,8 @@ export const MAX_POLICY_REPLY_CHARS = 100_000;
 /** Environments with a built-in expert policy (`--expert builtin`). */
 export const builtinExperts: Readonly<Record<string, Policy>> = {
   "tic-tac-toe": { act: (messages) => ticTacToeExpertMove(messages) },
+  // Each seat's own conversation names its mark and shows the board after the other's move, as the one-seat game does.
+  "tic-tac-toe-2p": { act: (messages) => ticTacToeExpertMove(messages) },
 };
 
 /**

@@ -23,10 +23,21 @@ export interface EvalRunResult {
 
 /**
  * Failures no retry or other rollout can fix: a wrong key, an unknown environment, bad
- * environment arguments. The run stops at the first instead of recording the same
+ * environment arguments or seats. The run stops at the first instead of recording the same
  * failure for every rollout.
  */
-const FATAL = new Set(["model_auth_error", "env_rejected:env_not_found", "env_rejected:env_unavailable", "env_rejected:invalid_env_args", "env_rejected:unauthorized"]);
+const FATAL = new Set([
+  "model_auth_error",
+  "env_rejected:env_not_found",
+  "env_rejected:env_unavailable",
+  "env_rejected:invalid_env_args",
+  "env_rejected:unauthorized",
+  // Who plays which seat is the run's, the same for every rollout.
+  "env_rejected:seats_unsupported",
+  "env_rejected:unknown_seat",
+  "env_rejected:unknown_policy",
+  "env_rejected:no_client_seat",
+]);
 
 export function isFatal(error: EvalRolloutError | null): boolean {
   return !!error && FATAL.has(error.error);

@@ -7,6 +7,7 @@ import { evalToDir, type EvalToDirResult } from "./eval-to-dir.js";
 import { startLocalHarbor, type LocalHarbor } from "./harbor-local.js";
 import { createProgressDisplay } from "./progress.js";
 import { formatReport } from "./report.js";
+import { parseSeatsFlag } from "../seats.js";
 
 export const EVAL_USAGE = `edgegym eval ENV_ID — evaluate a model on an environment (like verifiers' vf-eval)
 
@@ -28,6 +29,13 @@ Scope:
       --split train|eval        default: eval when the environment has eval rows
       --seed N                  seeds the episodes (default 0)
       --pass-threshold X        reward that counts as a pass for pass@k (default 0.5)
+      --seats SEAT=PLAYER,…     an environment with seats (tic-tac-toe-2p, kuhn-poker…): who
+                                plays each, client (the model) or one of the environment's
+                                policies (GET /v1/envs/ID lists them), e.g. --seats o=minimax;
+                                seats left out keep the environment's default. The model
+                                plays every client seat, each seat its own conversation
+                                (self-play when it has several); the report gives each
+                                seat's reward, and a game's wins, draws and losses
       --env-module PATH         load environments from a module (repeatable)
       --env SPEC                an environment as edgegym serve --env takes it
                                 (repeatable; default: the config file's "envs"): a
@@ -80,6 +88,7 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
       verbose: { type: "boolean", short: "v" },
       env: { type: "string", multiple: true },
       config: { type: "string" },
+      seats: { type: "string", multiple: true },
     },
   });
   if (values.help) {
@@ -107,6 +116,7 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
   });
   if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join(".") || "options"}: ${i.message}`).join("; "));
   const request = { ...parsed.data, model };
+  const seats = parseSeatsFlag(values.seats);
   const format = values.format;
   if (format !== undefined && format !== "vf03" && format !== "vf04") throw new Error(`--format must be vf03 or vf04, got "${format}"`);
 
@@ -161,6 +171,7 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
         server: values.server,
         serverApiKey: env.EDGEGYM_API_KEY,
         registry,
+        seats,
         ...(local ? { driver: local.driver } : {}),
         outputBase: values.output ?? "outputs",
         resume,
@@ -185,6 +196,8 @@ export async function evalCommand(rawArgv: string[], env: NodeJS.ProcessEnv = pr
         rolloutsPerExample: request.rollouts_per_example,
         driver: result.driver,
         runDir: result.runDir,
+        seats: result.seats,
+        seatSummaries: result.seatSummaries,
       }),
     );
     if (result.status === "failed") {

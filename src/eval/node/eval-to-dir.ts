@@ -14,6 +14,7 @@ import type { RetryPolicy } from "../retry.js";
 import type { RolloutSpec } from "../rollout.js";
 import { runEval } from "../runner.js";
 import { SummaryBuilder } from "../stats.js";
+import { formatAssignment, resolveRunSeats, rolloutSeats, SeatSummaryBuilder, type SeatSummary } from "../seats.js";
 import type { ProgressDisplay } from "./progress.js";
 import { basename } from "node:path";
 import { vf04TaskFits, type VfFormat } from "../vf-formats.js";
@@ -32,6 +33,11 @@ export interface EvalToDirOptions {
   registry: Pick<EnvRegistry, "get" | "resolve">;
   /** Episodes run through this driver instead (Harbor tasks on this machine's Docker: harbor-local.ts). */
   driver?: EpisodeDriver;
+  /**
+   * A seated environment's players (`--seats`): `client` (the model) or a policy of the
+   * environment's, per seat; the environment's defaults for seats left out.
+   */
+  seats?: Record<string, string> | undefined;
   /** Results go under `<outputBase>/evals/<env>--<model>/<run id>/`. */
   outputBase: string;
   /** true: continue the newest unfinished matching run; a path: continue that run. */
@@ -65,6 +71,9 @@ export interface EvalToDirResult {
   driver: string;
   /** Rollouts run in this session (the rest were already in the run directory). */
   ranNow: number;
+  /** A seated environment's: who played each seat, and each seat's figures (null for a one-player run). */
+  seats: Record<string, string> | null;
+  seatSummaries: Record<string, SeatSummary> | null;
 }
 
 /**
@@ -80,13 +89,15 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
     ? new HttpDriver({ baseUrl: opts.server, apiKey: opts.serverApiKey, retry, timeoutMs: request.timeout_seconds * 1000 })
     : new InProcessDriver(opts.registry));
   const env = await driver.describe(request.env_id);
+  const seats = resolveRunSeats(env, opts.seats);
+  if (seats) note(`seats: ${formatAssignment(seats)} (client: the model${Object.values(seats).filter((p) => p === "client").length > 1 ? ", in self-play: one conversation per seat" : ""})`);
   const split = resolveSplit(env, request.split);
   const { count: numExamples, note: capped } = resolveExampleCount(env, split, request.num_examples);
   if (capped) note(capped);
   const model = opts.model ?? new OpenAIChatModel({ model: request.model, baseUrl: opts.baseUrl, apiKey: opts.apiKey, timeoutMs: request.timeout_seconds * 1000 });
   const sampling = samplingArgs(request);
 
-  const match = { envId: env.id, model: request.model, rolloutsPerExample: request.rollouts_per_example, numExamples, split, seed: request.seed };
+  const match = { envId: env.id, model: request.model, rolloutsPerExample: request.rollouts_per_example, numExamples, split, seed: request.seed, seats };
   let runDir: string | null = null;
   let priorWallMs = 0;
   // Resuming: the run's metadata.json (its keys are kept) and, for vf04, each row's task as the run recorded it.
@@ -104,6 +115,7 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
     if (!runDir) note("no unfinished run with these settings to resume; starting a new one");
   }
   const summary = new SummaryBuilder(request.pass_threshold, request.rollouts_per_example);
+  const seatSummary = new SeatSummaryBuilder();
   const done = new Set<string>();
   let format: VfFormat = opts.format ?? "vf03";
   if (runDir) {
@@ -122,6 +134,7 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
     vf04Tasks = state.vf04Tasks;
     for (const row of state.rows) {
       summary.add(row);
+      seatSummary.add(row);
       done.add(rolloutKey(row.example_id, row.rollout_index));
     }
     note(`resuming ${runDir}: ${state.rows.length} rollouts done${state.redo ? `, ${state.redo} failed ones to run again` : ""}${state.droppedTrailing ? ", a half-written line dropped" : ""}`);
@@ -158,6 +171,8 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
       edgegymVersion: opts.edgegymVersion ?? "0.1.0",
       format,
       previous: previousMeta,
+      seats,
+      seatSummaries: seatSummary.build(),
     });
   await writeMetadata(runDir, metadata("running", null));
 
@@ -182,6 +197,7 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
       envId: env.id,
       split,
       envArgs: request.env_args ?? {},
+      seats,
       driver,
       model,
       sampling,
@@ -193,10 +209,13 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
       onRollout: async (row) => {
         await writer.write(row);
         summary.add(row);
+        seatSummary.add(row);
         ranNow++;
         if (row.error) opts.display?.log(`rollout ${row.example_id}#${row.rollout_index} failed: ${row.error.error_chain_str}`);
         else if (opts.verbose) {
-          opts.display?.log(`rollout ${row.example_id}#${row.rollout_index} reward ${row.reward.toFixed(3)} · ${row.stop_condition} · ${row.metrics.turns ?? "?"} turn(s) · ${Math.round(row.timing.total_ms)} ms`);
+          const bySeat = rolloutSeats(row);
+          const rewards = bySeat ? `rewards ${Object.entries(bySeat).map(([seat, s]) => `${seat} ${s.reward.toFixed(3)}`).join(" ")}` : `reward ${row.reward.toFixed(3)}`;
+          opts.display?.log(`rollout ${row.example_id}#${row.rollout_index} ${rewards} · ${row.stop_condition} · ${row.metrics.turns ?? "?"} turn(s) · ${Math.round(row.timing.total_ms)} ms`);
         }
         opts.display?.update(figures(ranNow));
         if (performance.now() - lastMeta >= everyMs) {
@@ -213,5 +232,5 @@ export async function evalToDir(opts: EvalToDirOptions): Promise<EvalToDirResult
   const status: RunMetadata["status"] = outcome.fatal ? "failed" : outcome.interrupted ? "interrupted" : "completed";
   const final = metadata(status, outcome.fatal ? outcome.fatal.error_chain_str : null);
   await writeMetadata(runDir, final);
-  return { runDir, status, summary: final.summary, metadata: final, numExamples, driver: driver.location, ranNow };
+  return { runDir, status, summary: final.summary, metadata: final, numExamples, driver: driver.location, ranNow, seats: seats ?? null, seatSummaries: final.seat_summaries ?? null };
 }

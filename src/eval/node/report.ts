@@ -1,4 +1,5 @@
 import type { EvalSummary } from "../../protocol/index.js";
+import type { SeatSummary } from "../seats.js";
 
 const n3 = (v: number): string => (Number.isFinite(v) ? v.toFixed(3) : "–");
 /**
@@ -29,6 +30,37 @@ export interface ReportHeader {
   rolloutsPerExample: number;
   driver: string;
   runDir?: string | undefined;
+  /** A seated environment's: who played each seat, and each seat's figures. */
+  seats?: Record<string, string> | null | undefined;
+  seatSummaries?: Record<string, SeatSummary> | null | undefined;
+}
+
+const OUTCOMES = new Set(["win", "draw", "loss"]);
+
+/**
+ * The per-seat table of a seated run: each seat's player (the model is `client`), its
+ * reward, and for a game its wins, draws and losses; its other figures on the same line.
+ */
+export function seatLines(seats: Record<string, string> | null | undefined, summaries: Record<string, SeatSummary> | null | undefined): string[] {
+  if (!seats && !summaries) return [];
+  const names = [...new Set([...Object.keys(seats ?? {}), ...Object.keys(summaries ?? {})])];
+  const player = (seat: string): string => {
+    const p = seats?.[seat] ?? summaries?.[seat]?.player ?? "?";
+    return p === "client" ? "model" : p;
+  };
+  const games = names.some((n) => summaries?.[n]?.wins !== undefined);
+  const sw = Math.max(4, ...names.map((n) => n.length));
+  const pw = Math.max(6, ...names.map((n) => player(n).length));
+  const out = [`seats        ${"seat".padEnd(sw)}  ${"player".padEnd(pw)}  ${"reward".padStart(6)}  ${"std".padStart(6)}${games ? `  ${"wins".padStart(5)}  ${"draws".padStart(5)}  ${"losses".padStart(6)}` : ""}  rollouts`];
+  for (const seat of names) {
+    const s = summaries?.[seat];
+    const cells = `  ${(s ? n3(s.reward.mean) : "–").padStart(6)}  ${(s ? n3(s.reward.std) : "–").padStart(6)}`;
+    const outcome = games ? `  ${String(s?.wins ?? "–").padStart(5)}  ${String(s?.draws ?? "–").padStart(5)}  ${String(s?.losses ?? "–").padStart(6)}` : "";
+    const components = new Set(s?.components.map((c) => c.name) ?? []);
+    const rest = Object.entries(s?.metrics ?? {}).filter(([k]) => !OUTCOMES.has(k) && !components.has(k));
+    out.push(`             ${seat.padEnd(sw)}  ${player(seat).padEnd(pw)}${cells}${outcome}  ${String(s?.rollouts ?? 0).padStart(8)}${rest.length ? `   ${rest.map(([k, v]) => `${k} ${n3(v)}`).join(" · ")}` : ""}`);
+  }
+  return out;
 }
 
 /** The closing summary printed after a run: every figure the summary holds, in a screenful. */
@@ -39,6 +71,7 @@ export function formatReport(summary: EvalSummary, header: ReportHeader): string
   out.push(`reward       mean ${n3(s.reward.mean)}  std ${n3(s.reward.std)}  min ${n3(s.reward.min)}  max ${n3(s.reward.max)}`);
   const width = Math.max(10, ...s.components.map((c) => c.name.length));
   for (const c of s.components) out.push(`  ${c.name.padEnd(width)} mean ${n3(c.mean)}  (weight ${c.weight})`);
+  out.push(...seatLines(header.seats, header.seatSummaries));
   const extra = Object.entries(s.metrics).filter(([name]) => !s.components.some((c) => c.name === name));
   if (extra.length) out.push(`metrics      ${extra.map(([k, v]) => `${k} ${n3(v)}`).join(" · ")}`);
   const passK = Object.entries(s.pass_at_k);

@@ -6,6 +6,7 @@ import type { EvalRollout } from "../../protocol/index.js";
 import type { RunMetadata } from "../metadata.js";
 import { rolloutSpans } from "../rollout.js";
 import { EDGEGYM_TASK_TYPE, fromVf03Row, fromVf04Episode, isVf04Episode, toVf03Row, toVf04Episode, type VfFormat, type Vf04Context } from "../vf-formats.js";
+import { formatAssignment } from "../seats.js";
 
 export const RESULTS_FILE = "results.jsonl";
 /** verifiers 0.4's rollout file (`TRACES_FILE` in `verifiers/v1/utils/trace_store.py`). */
@@ -239,7 +240,12 @@ export interface ResumeMatch {
   numExamples: number;
   split: string;
   seed: number;
+  /** A seated environment's: who plays each seat (resolveRunSeats). */
+  seats?: Readonly<Record<string, string>> | undefined;
 }
+
+const sameSeats = (a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean =>
+  JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b ?? {}).sort());
 
 /** Why a saved run cannot be continued with these settings, or null when it can. */
 export function resumeMismatch(saved: Partial<RunMetadata>, want: ResumeMatch): string | null {
@@ -251,6 +257,7 @@ export function resumeMismatch(saved: Partial<RunMetadata>, want: ResumeMatch): 
   if (saved.num_examples !== undefined && saved.num_examples > want.numExamples) problems.push(`the run had ${saved.num_examples} examples, more than ${want.numExamples}`);
   if (saved.split !== undefined && saved.split !== want.split) problems.push(`split ${saved.split} ≠ ${want.split}`);
   if (saved.seed !== undefined && saved.seed !== want.seed) problems.push(`seed ${saved.seed} ≠ ${want.seed}`);
+  if (saved.seats !== undefined && !sameSeats(saved.seats, want.seats)) problems.push(`seats ${formatAssignment(saved.seats)} ≠ ${want.seats ? formatAssignment(want.seats) : "none"}`);
   return problems.length ? problems.join("; ") : null;
 }
 
