@@ -138,3 +138,13 @@ describe("envVersionMismatch", () => {
     expect(envVersionMismatch(env, h, { envVersion: "0.1.0", envHash: `sha256:${"a".repeat(64)}` }, "strict")).toBeNull();
   });
 });
+
+describe("content hash of a seated environment", () => {
+  it("changes with its seats (a seat's system prompt here)", async () => {
+    const { ticTacToe2p } = await import("./builtin/tic-tac-toe/two-player.js");
+    const before = await envContentHash(ticTacToe2p);
+    const seats = ticTacToe2p.seats as NonNullable<typeof ticTacToe2p.seats>;
+    const changed = { ...ticTacToe2p, seats: { ...seats, seats: seats.seats.map((s) => ({ ...s, systemPrompt: `${s.systemPrompt ?? ""} Play fast.` })) } };
+    expect(await envContentHash(changed)).not.toBe(before);
+  });
+});

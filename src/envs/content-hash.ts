@@ -9,7 +9,7 @@ import type { AnyEnvironment } from "./types.js";
  * - Definition: id, version, kind, system prompt, few-shot, turn and tool-call limits, the
  *   args and state schemas (as JSON Schema), the parser (its class source and settings),
  *   the tools (schemas, hidden args and `run` source), stop conditions, `setup`,
- *   `respond`, and the rubric (every reward's name, weight and function source, group
+ *   `respond`, a seated environment's seats and policies, and the rubric (every reward's name, weight and function source, group
  *   rewards, metrics, routing). Functions count by their source text
  *   (`Function.prototype.toString`, the same on Node and in workerd).
  * - Data: a finite split is hashed row by row, all of it; a procedural split is code, so
@@ -128,6 +128,8 @@ function definitionOf(env: AnyEnvironment): unknown {
     rubric: fingerprint(env.rubric),
     tools_for: env.toolDefinitionsFor ? fingerprint(env.toolDefinitionsFor) : null,
     max_turns_for: env.maxTurnsFor ? fingerprint(env.maxTurnsFor) : null,
+    // Only on seated environments, so every one-player environment keeps the hash its episodes were stored with.
+    ...(env.seats ? { seats: fingerprint(env.seats) } : {}),
   };
 }
 
