@@ -7,7 +7,9 @@ import { lastJsonLine, pinnedVenvPython, runPython, serverPair, type PythonRun }
 /*
  * openenv-core's own client against edgegym's OpenEnv wire, on the real Node server:
  * reverse-text, tic-tac-toe (with the socket dropped mid-episode and the episode continued
- * on a new one) and tool-math, over WebSocket and HTTP (test/openenv/drive_openenv.py).
+ * on a new one), tool-math, and seats (kuhn-poker with one client per seat, each shown its
+ * own card only; tic-tac-toe-2p with one client for both seats), over WebSocket and HTTP
+ * (test/openenv/drive_openenv.py).
  * The venv comes from scripts/openenv-venv.sh (openenv-core 0.3.0 from PyPI), which
  * `npm test` runs first; without it this is skipped with a note, and failed when
  * EDGEGYM_REQUIRE_OPENENV=1.
@@ -19,11 +21,14 @@ const drive = (url: string, key?: string): Promise<PythonRun> => runPython(pytho
 describe.skipIf(!ready)("openenv-core's client against /openenv/{env}", () => {
   const servers = serverPair("edgegym-openenv-", "alice:sk-alice");
 
-  it("plays reverse-text, tic-tac-toe with a reconnect, and tool-math over WebSocket and HTTP", async () => {
+  it("plays reverse-text, tic-tac-toe with a reconnect, tool-math and seated games over WebSocket and HTTP", async () => {
     const run = await drive(servers.open.url);
     expect(run.code, `${run.err}\n${servers.open.output()}`).toBe(0);
     const seen = lastJsonLine(run.out);
     expect(seen).toMatchObject({ reverse_text_ws_reward: 1.2, reverse_text_http_reward: 1.2, tool_math_ws_reward: 1.1, tool_math_http_reward: 1.1, tool_math_mcp_client_reward: 1.1, ws_errors: "ok" });
+    // Seats: one client per kuhn-poker seat (hidden cards), one client for both tic-tac-toe-2p seats.
+    expect(seen.kuhn_poker_seats).toEqual({ p1: expect.any(Number), p2: expect.any(Number) });
+    expect(seen.tic_tac_toe_2p_moves).toBeGreaterThanOrEqual(5);
     expect(seen.tic_tac_toe?.last).toMatch(/^(You win!|You lose\.|Draw)/);
   }, 120_000);
 

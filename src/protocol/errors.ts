@@ -41,6 +41,8 @@ export const ERROR_STATUS = {
   seats_unsupported: 422,
   seat_required: 422,
   no_client_seat: 422,
+  seat_mismatch: 422,
+  client_seats_unsupported: 422,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,

@@ -13,6 +13,9 @@ import { ChatMessage, MessageContent, ToolCall, ToolDefinition } from "./message
 
 const JsonObject = z.record(z.string(), z.unknown());
 
+/** A seat's name, as GET /v1/envs/{id} lists it. */
+const SeatName = z.string().min(1).max(32);
+
 /**
  * An OpenEnv action: one assistant message in OpenAI chat shape (`role` may be left out),
  * plus the turn it answers. `turn` makes a retry safe: a step sent again with the same
@@ -28,6 +31,10 @@ export const OpenEnvAction = z
     name: z.string().optional(),
     reasoning_content: z.string().nullable().optional(),
     turn: z.number().int().min(0).optional().meta({ description: "The turn this action answers (the observation's `turn`). Required over HTTP." }),
+    seat: SeatName.optional().meta({
+      description:
+        "A seated episode's: the seat this move is for. Default: the session's seat (reset's `seat`, or the only seat a client plays). A session bound to a seat refuses another (422 `seat_mismatch`).",
+    }),
     metadata: JsonObject.optional().meta({ description: "OpenEnv's action metadata; accepted and not stored." }),
   })
   .strict()
@@ -45,6 +52,7 @@ export const OpenEnvCallTool = z
     tool_name: z.string().min(1).max(256),
     arguments: JsonObject.optional(),
     turn: z.number().int().min(0).optional().meta({ description: "As on a message action; required over HTTP." }),
+    seat: SeatName.optional().meta({ description: "As on a message action." }),
     metadata: JsonObject.optional(),
   })
   .strict()
@@ -71,7 +79,11 @@ export type OpenEnvMcpTool = z.infer<typeof OpenEnvMcpTool>;
  * attaches to that existing episode instead of starting one: the reconnect.
  */
 export const OpenEnvResetData = ResetRequest.extend({
-  episode_id: EpisodeId.optional().meta({ description: "An existing episode to continue (reconnect). Send it alone." }),
+  episode_id: EpisodeId.optional().meta({ description: "An existing episode to continue (reconnect). Send it alone, or with `seat`." }),
+  seat: SeatName.optional().meta({
+    description:
+      "A seated episode's: the seat this session plays (one a client plays; default: the only one). Its observations are that seat's view only, and its steps are that seat's. Without it, when clients play several seats (self-play), the session plays them all: each step names its `seat`, and each observation is the view of the seat it names in `seat`.",
+  }),
 })
   .strict()
   .meta({ id: "OpenEnvResetData", example: { seed: 42 } });
@@ -112,6 +124,9 @@ export const OpenEnvObservation = z
     stop_reason: z.string().nullable().optional(),
     truncated: z.boolean().optional(),
     resumed: z.boolean().optional().meta({ description: "True when this answers a reconnect (reset with `episode_id`)." }),
+    seats: z.record(z.string(), z.string()).optional().meta({ description: "A seated episode's (after reset and reconnect): who plays each seat, `client` or the environment's policy." }),
+    seat: z.string().optional().meta({ description: "A seated episode's: the seat whose view `messages` is (and whose reward `reward` is)." }),
+    to_play: z.string().nullable().optional().meta({ description: "A seated episode's: the seat that moves next; null once done." }),
     score: Score.nullable().optional().meta({ description: "The rubric's full score when the episode is done (`reward` is its total)." }),
     template_change: TemplateChange.optional(),
     expires_at: z.iso.datetime().optional(),
@@ -144,6 +159,9 @@ export const OpenEnvState = z
     stop_reason: z.string().nullable().optional(),
     truncated: z.boolean().optional(),
     score: Score.nullable().optional(),
+    seats: z.record(z.string(), z.string()).optional().meta({ description: "A seated episode's: who plays each seat." }),
+    seat: z.string().optional().meta({ description: "The seat this session plays, when it is bound to one." }),
+    to_play: z.string().nullable().optional().meta({ description: "A seated episode's: the seat that moves next; null once done." }),
     expires_at: z.iso.datetime().optional(),
   })
   .strict()

@@ -204,6 +204,83 @@ async def tool_math_mcp_tool_client(seen: dict) -> None:
         seen["tool_math_mcp_client_reward"] = final.reward
 
 
+CARD_WORDS = ("Jack", "Queen", "King")
+
+
+def cards_in(texts: list) -> set:
+    return {card for text in texts for card in CARD_WORDS if f"Your card is the {card}" in text}
+
+
+async def kuhn_poker_one_seat_per_client(seen: dict) -> None:
+    # Self-play with hidden cards: one client per seat, each bound by reset's `seat` kwarg.
+    p1, p2 = client("kuhn-poker"), client("kuhn-poker")
+    texts: dict = {"p1": [], "p2": []}
+    async with p1, p2:
+        first = await p1.reset(index=5, seats={"p2": "client"}, seat="p1")
+        obs = first.observation
+        assert obs["seat"] == "p1" and obs["to_play"] == "p1" and obs["seats"] == {"p1": "client", "p2": "client"}, obs
+        texts["p1"].append(json.dumps(first.observation))
+        joined = await p2.reset(episode_id=obs["episode_id"], seat="p2")
+        assert joined.observation["resumed"] is True and joined.observation["seat"] == "p2", joined.observation
+        texts["p2"].append(json.dumps(joined.observation))
+        try:
+            await p2.step({"content": "<action>check</action>"})
+            raise AssertionError("p2 moved before p1")
+        except RuntimeError as err:
+            assert "EXECUTION_ERROR" in str(err) and "turn" in str(err), err
+        bet = await p1.step({"content": "<think>I hold this card</think><action>bet</action>"})
+        assert bet.done is False and bet.observation["to_play"] == "p2", bet.observation
+        assert bet.observation["messages"] == [{"role": "user", "content": "You bet 1 chip."}], bet.observation
+        texts["p1"].append(json.dumps(bet.observation))
+        state = await p2.state()
+        assert state["to_play"] == "p2" and state["seat"] == "p2" and state["step_count"] == 1, state
+        caught_up = await p2.reset(episode_id=obs["episode_id"], seat="p2")
+        assert caught_up.observation["messages"][-1]["content"].startswith("Your opponent bet 1 chip"), caught_up.observation
+        texts["p2"].append(json.dumps(caught_up.observation))
+        fold = await p2.step({"content": "<action>fold</action>"})
+        assert fold.done is True and fold.observation["seat"] == "p2", fold.observation
+        assert fold.reward == fold.observation["score"]["seats"]["p2"]["reward"], fold
+        texts["p2"].append(json.dumps(fold.observation))
+        end = await p1.reset(episode_id=obs["episode_id"])
+        assert end.done is True and end.reward == fold.observation["score"]["seats"]["p1"]["reward"], end
+        texts["p1"].append(json.dumps(end.observation))
+    mine, theirs = cards_in(texts["p1"]), cards_in(texts["p2"])
+    assert len(mine) == 1 and len(theirs) == 1 and mine != theirs, (mine, theirs)
+    # A fold shows no cards: neither client ever read the other's, nor p1's thinking.
+    assert not any(f"the {card}" in t for card in theirs for t in texts["p1"]), texts["p1"]
+    assert not any(f"the {card}" in t for card in mine for t in texts["p2"]), texts["p2"]
+    assert not any("I hold this card" in t for t in texts["p2"])
+    seen["kuhn_poker_seats"] = {"p1": fold.observation["score"]["seats"]["p1"]["reward"], "p2": fold.reward}
+
+
+async def tic_tac_toe_2p_self_play(seen: dict) -> None:
+    # One client plays both seats of a self-play game: each step names its seat in the action.
+    async with client("tic-tac-toe-2p") as env:
+        result = await env.reset(seed=3)
+        assert result.observation["seat"] == "x" and result.observation["to_play"] == "x", result.observation
+        moves = 0
+        while not result.done:
+            seat = result.observation["to_play"]
+            board = read_board(result.observation["messages"][-1]["content"])
+            result = await env.step({"content": f"<move>{first_free(board)}</move>", "seat": seat})
+            moves += 1
+            assert moves <= 9
+            if not result.done:
+                assert result.observation["seat"] == result.observation["to_play"] != seat, result.observation
+        assert result.reward == result.observation["score"]["seats"][result.observation["seat"]]["reward"], result
+    async with httpx.AsyncClient(base_url=f"{BASE}/openenv/tic-tac-toe-2p", headers=HEADERS) as http:
+        reset = ResetResponse.model_validate((await http.post("/reset", json={"seed": 3, "seats": {"o": "minimax"}})).json())
+        eid = reset.observation["episode_id"]
+        assert reset.observation["seat"] == "x", reset.observation
+        r = await http.post("/step", json={"episode_id": eid, "action": {"content": "<move>5</move>", "turn": 0, "seat": "o"}})
+        assert r.status_code == 409 and r.json()["detail"]["code"] == "seat_not_client", r.text
+        step = StepResponse.model_validate((await http.post("/step", json={"episode_id": eid, "action": {"content": "<move>5</move>", "turn": 0}})).json())
+        assert step.observation["to_play"] == "x" and "O played" in step.observation["messages"][-1]["content"], step
+        state = State.model_validate((await http.get("/state", params={"episode_id": eid})).json())
+        assert state.step_count == 1, state
+    seen["tic_tac_toe_2p_moves"] = moves
+
+
 async def ws_errors(seen: dict) -> None:
     async with client("reverse-text") as env:
         for message, code in [("{not json", "INVALID_JSON"), (json.dumps({"type": "dance"}), "UNKNOWN_TYPE"), (json.dumps({"type": "step", "data": {"content": "x"}}), "VALIDATION_ERROR")]:
@@ -222,6 +299,8 @@ async def main() -> None:
     await tic_tac_toe_ws_with_reconnect(seen)
     await tool_math_ws_and_http(seen)
     await tool_math_mcp_tool_client(seen)
+    await kuhn_poker_one_seat_per_client(seen)
+    await tic_tac_toe_2p_self_play(seen)
     await ws_errors(seen)
     print(json.dumps(seen))
 

@@ -44,7 +44,23 @@ export function openEnvErrorShape(): MiddlewareHandler<AppEnv> {
   };
 }
 
-const VALIDATION_CODES = new Set<ErrorCode>(["invalid_request", "malformed_json", "json_too_deep", "invalid_message", "invalid_env_args", "task_out_of_range", "payload_too_large"]);
+/** Codes of a request that is wrong in itself (the seat codes included), as opposed to one the episode's state refuses (not your turn, a conflict). */
+const VALIDATION_CODES = new Set<ErrorCode>([
+  "invalid_request",
+  "malformed_json",
+  "json_too_deep",
+  "invalid_message",
+  "invalid_env_args",
+  "task_out_of_range",
+  "payload_too_large",
+  "unknown_seat",
+  "unknown_policy",
+  "seats_unsupported",
+  "seat_required",
+  "no_client_seat",
+  "seat_mismatch",
+  "client_seats_unsupported",
+]);
 
 /** A WebSocket error frame for anything a session's handler threw; unknown failures are logged, not shown. */
 export function wsErrorFrame(err: unknown, requestId: string): string {

@@ -139,9 +139,9 @@ describe("OpenEnv HTTP routes", () => {
     expect(Object.keys(schema.json)).toEqual(["action", "observation", "state"]);
     const actions = schema.json.action.anyOf.map((a: { $ref: string }) => schema.json.action.$defs[a.$ref.replace("#/$defs/", "")]);
     expect(actions.map((a: { properties: Record<string, unknown> }) => Object.keys(a.properties))).toEqual([
-      ["type", "tool_name", "arguments", "turn", "metadata"],
+      ["type", "tool_name", "arguments", "turn", "seat", "metadata"],
       ["type", "metadata"],
-      ["role", "content", "tool_calls", "name", "reasoning_content", "turn", "metadata"],
+      ["role", "content", "tool_calls", "name", "reasoning_content", "turn", "seat", "metadata"],
     ]);
     expect(schema.json.state.required).toEqual(["episode_id", "step_count", "env_id"]);
     expect((await call("GET", "/openenv/tool-math/metadata")).json).toMatchObject({ name: "tool-math", version: expect.any(String) });

@@ -68,7 +68,7 @@ export function registerOpenEnvRoutes(app: Hono<AppEnv>, service: EpisodeService
     const raw: unknown = (await c.req.text()).trim() === "" ? {} : await readJson(c);
     const parsed = OpenEnvResetData.safeParse(raw ?? {});
     if (!parsed.success) return c.json(validationDetail(parsed.error, "body"), 422);
-    return c.json(await episodes.reset(c.get("tenant"), envId, parsed.data), 200);
+    return c.json((await episodes.reset(c.get("tenant"), envId, parsed.data)).result, 200);
   });
 
   app.post(`${base}/step`, async (c) => {

@@ -4,17 +4,20 @@ import { findForbiddenKey, jsonDepth, MAX_JSON_DEPTH } from "../middleware/json-
 import type { FrameProblem, MessageSession, SessionReply } from "../sockets/message-socket.js";
 import type { Tenant } from "../tenants/keys.js";
 import { wsErrorFrame, wsFrame } from "./errors.js";
-import type { OpenEnvEpisodes } from "./openenv-episodes.js";
+import type { OpenEnvEpisodes, SessionSeats } from "./openenv-episodes.js";
 
 /**
  * One OpenEnv WebSocket connection (openenv-core's `/ws`): reset, step, state, close.
  * Unlike OpenEnv's own server, the socket holds no environment, only the id of the
  * episode it is attached to and the turn it last saw. The episode lives in the database,
  * so when the socket drops a new one continues it: `reset` with `{"episode_id": …}`.
+ * In a seated episode the socket also remembers which seat it plays (reset's `seat`, or
+ * the only client seat): every observation it sends is that seat's view.
  */
 export class OpenEnvSocketSession implements MessageSession {
   private episodeId: string | undefined;
   private turn = 0;
+  private seats: SessionSeats = {};
 
   constructor(
     private readonly episodes: OpenEnvEpisodes,
@@ -41,9 +44,10 @@ export class OpenEnvSocketSession implements MessageSession {
       const message = parse(OpenEnvClientMessage, raw, "message");
       switch (message.type) {
         case "reset": {
-          const result = await this.episodes.reset(this.viewer, this.envId, parse(OpenEnvResetData, message.data ?? {}, "reset data"));
+          const { result, seats } = await this.episodes.reset(this.viewer, this.envId, parse(OpenEnvResetData, message.data ?? {}, "reset data"));
           this.episodeId = result.observation.episode_id ?? undefined;
           this.turn = result.observation.turn;
+          this.seats = seats;
           return this.reply(JSON.stringify({ type: "observation", data: result }));
         }
         case "step": {
@@ -54,12 +58,12 @@ export class OpenEnvSocketSession implements MessageSession {
           if (this.episodeId === undefined) {
             throw new ApiError("invalid_request", 'no episode on this connection yet: send {"type": "reset"} first (with {"episode_id": …} to continue one)');
           }
-          const result = await this.episodes.step(this.viewer, this.episodeId, action.turn ?? this.turn, action);
+          const result = await this.episodes.step(this.viewer, this.episodeId, action.turn ?? this.turn, action, undefined, undefined, this.seats);
           this.turn = result.observation.turn;
           return this.reply(JSON.stringify({ type: "observation", data: result }));
         }
         case "state":
-          return this.reply(JSON.stringify({ type: "state", data: await this.episodes.state(this.viewer, this.envId, this.episodeId) }));
+          return this.reply(JSON.stringify({ type: "state", data: await this.episodes.state(this.viewer, this.envId, this.episodeId, this.seats.seat) }));
         case "close":
           // The episode stays: closing the socket is not closing the episode (it can be continued until its TTL).
           return { send: [], close: true };
