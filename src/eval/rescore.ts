@@ -1,6 +1,8 @@
 import type { AssistantMessage, ChatMessage, EvalRollout, Score, Split } from "../protocol/index.js";
 import { addEpisodeMetrics, scoreRubric, startEpisode, stepEpisode, type AnyEnvironment, type EpisodeSnapshot, type RewardInputs } from "../envs/index.js";
+import { rescoreSeated } from "./rescore-seated.js";
 import { RESERVED_COLUMNS } from "./rollout.js";
+import type { RolloutSeat } from "./seats.js";
 
 /**
  * How a rollout's final environment state was had for its rubric:
@@ -58,8 +60,8 @@ async function replayState(ctx: RescoreContext, row: EvalRollout, prompt: ChatMe
 }
 
 /** The row with a new score in place of the old: reward, components, metrics (and their top-level copies). */
-function withScore(row: EvalRollout, score: Score, note: RescoreNote): EvalRollout {
-  const out: EvalRollout = { ...row };
+function withScore(row: EvalRollout, score: Score, note: RescoreNote, seats?: Record<string, RolloutSeat>): EvalRollout {
+  const out: EvalRollout = { ...row, ...(seats ? { seats } : {}) };
   for (const name of Object.keys(row.metrics)) if (!RESERVED_COLUMNS.has(name)) delete out[name];
   const metrics: Record<string, number> = {};
   for (const c of score.components) metrics[c.name] = c.score;
@@ -75,12 +77,21 @@ function withScore(row: EvalRollout, score: Score, note: RescoreNote): EvalRollo
 /**
  * Scores one stored rollout again with the environment's rubric as it is now, from the
  * row's own prompt, completion, answer and info. The model is never called. A failed
- * rollout (no complete transcript) is kept as it was.
+ * rollout (no complete transcript) is kept as it was. A seated environment's rollout is
+ * replayed seat by seat from its `seats` record and scored per seat; one without that
+ * record is kept as it was, with the reason.
  *
  * @example const { row } = await rescoreRollout(ctx, stored);
  */
 export async function rescoreRollout(ctx: RescoreContext, row: EvalRollout): Promise<RescoredRollout> {
   if (row.error || !row.is_completed) return { row, status: "skipped", reason: "failed rollout (never scored)" };
+  if (ctx.env.seats) {
+    // Every seat's conversation and who played it are in the row's `seats` (src/eval/rescore-seated.ts).
+    const seated = await rescoreSeated(ctx, row);
+    if (!seated) return { row, status: "skipped", reason: `${ctx.env.id} has seats and this row records none (no "seats" column: written before edgegym recorded each seat); it cannot be replayed seat by seat` };
+    const note: RescoreNote = { previous_reward: row.reward, env_version: ctx.env.version, env_hash: ctx.envHash, replay: seated.outcome };
+    return { row: withScore(row, seated.score, note, seated.seats), status: "rescored", replay: seated.outcome };
+  }
   const prompt = asMessages(row.prompt, "user");
   const completion = asMessages(row.completion, "assistant");
   const { outcome, snapshot } = await replayState(ctx, row, prompt, completion);

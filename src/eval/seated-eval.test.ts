@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { builtinEnvs, EnvRegistry } from "../envs/index.js";
+import { builtinEnvs, EnvRegistry, type AnyEnvironment } from "../envs/index.js";
 import { readTranscript, ticTacToeExpertMove } from "../envs/builtin/tic-tac-toe/expert.js";
 import { contentText, EvalRequest, EvalRollout, type ChatMessage } from "../protocol/index.js";
 import { inProcessApp } from "../../test/support/in-process.js";
@@ -12,6 +12,7 @@ import { HttpDriver } from "./http-driver.js";
 import { InProcessDriver } from "./in-process-driver.js";
 import { evalToDir, type EvalToDirOptions } from "./node/eval-to-dir.js";
 import { formatReport } from "./node/report.js";
+import { formatRescoreReport, rescoreRunDir } from "./node/rescore-command.js";
 import { readMetadata, readResults, RESULTS_FILE } from "./node/run-dir.js";
 import { OpenAIChatModel } from "./openai-model.js";
 import { parseSeatsFlag, resolveRunSeats, rolloutSeats } from "./seats.js";
@@ -173,5 +174,65 @@ describe("evaluating a seated environment", () => {
     expect(parseSeatsFlag(["o=minimax", "x=client,"])).toEqual({ o: "minimax", x: "client" });
     expect(() => parseSeatsFlag(["minimax"])).toThrow(/SEAT=PLAYER/);
     expect(parseSeatsFlag(undefined)).toBeUndefined();
+  });
+});
+
+/** tic-tac-toe-2p whose win is worth 2: a rescore with it changes every won seat's reward. */
+function doubledWins(): AnyEnvironment {
+  const env = registry.get("tic-tac-toe-2p") as AnyEnvironment;
+  return { ...env, version: "1.1.0", rubric: { ...env.rubric, rewards: env.rubric.rewards.map((r) => (r.name === "outcome" ? { ...r, weight: 2 } : r)) } };
+}
+
+describe("rescoring a seated run", () => {
+  for (const [where, driver] of [["in-process", undefined], ["over HTTP", httpDriver]] as const) {
+    it(`replays every seat's moves in the environment's order and scores each seat again (run ${where})`, async () => {
+      const server = await model(naive);
+      const base = tempDir();
+      // The model (lowest free cell) on both seats, then on x against random: wins, losses and draws to rescore.
+      const selfPlay = await evalToDir(options(server, base, { num_examples: 2, rollouts_per_example: 2 }, driver ? { driver: driver() } : {}));
+      const vsRandom = await evalToDir(options(server, tempDir(), { num_examples: 3, rollouts_per_example: 2 }, { seats: { o: "random" }, ...(driver ? { driver: driver() } : {}) }));
+      for (const run of [selfPlay, vsRandom]) {
+        const same = await rescoreRunDir({ runDir: run.runDir, registry, now: new Date("2026-11-24T12:00:00Z") });
+        expect(same).toMatchObject({ rescored: run.summary.rollouts, skipped: 0, changed: 0, replay: { matched: run.summary.rollouts, diverged: 0, failed: 0 } });
+        expect(same.seatsAfter).toEqual(same.seatsBefore);
+
+        const doubled = await rescoreRunDir({ runDir: run.runDir, registry: new EnvRegistry("node", [doubledWins()]), now: new Date("2026-11-24T12:00:01Z") });
+        expect(doubled.replay.matched).toBe(run.summary.rollouts);
+        const before = (await readResults<EvalRollout>(join(run.runDir, RESULTS_FILE))).rows;
+        const after = (await readResults<EvalRollout>(doubled.output)).rows;
+        for (const [i, row] of after.entries()) {
+          const old = rolloutSeats(before[i] as EvalRollout);
+          const now = rolloutSeats(row);
+          for (const seat of ["x", "o"]) {
+            expect(now?.[seat]?.reward).toBeCloseTo((old?.[seat]?.reward ?? 0) + (old?.[seat]?.metrics.win ?? 0), 10);
+            // The conversations are the row's own, kept.
+            expect(now?.[seat]?.completion).toEqual(old?.[seat]?.completion);
+          }
+          expect(row.reward).toBe(now?.x?.reward);
+        }
+        expect(formatRescoreReport(doubled)).toMatch(/seat x\s+\S+\s+\S+\s+[+-]\d/);
+      }
+      // Without a replay there is no game state to score from: each model seat is scored on its conversation alone.
+      const stateless = await rescoreRunDir({ runDir: vsRandom.runDir, registry, replay: false, now: new Date("2026-11-24T12:00:02Z") });
+      expect(stateless.replay.off).toBe(vsRandom.summary.rollouts);
+      const rows = (await readResults<EvalRollout>(stateless.output)).rows;
+      for (const row of rows) {
+        expect(rolloutSeats(row)?.x?.components.find((c) => c.name === "outcome")?.error).toMatch(/scores played episodes/);
+        // The environment's seat cannot be scored without the game: it keeps its score.
+        expect(rolloutSeats(row)?.o?.player).toBe("random");
+      }
+    });
+  }
+
+  it("keeps a seated row that records no seats, and says why", async () => {
+    const server = await model(naive);
+    const run = await evalToDir(options(server, tempDir(), { num_examples: 1, rollouts_per_example: 2 }));
+    const path = join(run.runDir, RESULTS_FILE);
+    const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    delete lines[0]?.seats;
+    writeFileSync(path, lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    const result = await rescoreRunDir({ runDir: run.runDir, registry });
+    expect(result).toMatchObject({ rescored: 1, skipped: 1 });
+    expect(formatRescoreReport(result)).toMatch(/kept\s+1: tic-tac-toe-2p has seats and this row records none/);
   });
 });

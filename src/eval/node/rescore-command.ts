@@ -8,6 +8,7 @@ import { loadEnvModules } from "../../envs/load-env-modules.node.js";
 import type { RunMetadata } from "../metadata.js";
 import { rescoreRollout, type ReplayOutcome } from "../rescore.js";
 import { SummaryBuilder } from "../stats.js";
+import { SeatSummaryBuilder, type SeatSummary } from "../seats.js";
 import { createProgressDisplay, type ProgressDisplay } from "./progress.js";
 import { withFlatTiming } from "../vf-formats.js";
 import { detectRunFormat, METADATA_FILE, readResults, readRunRollouts, RESULTS_FILE, rolloutsFile, TRACES_FILE } from "./run-dir.js";
@@ -38,7 +39,12 @@ export interface RescoreRunResult {
   after: EvalSummary;
   rescored: number;
   skipped: number;
+  /** Why rows were kept as they were, with how many each. */
+  skippedReasons: Record<string, number>;
   changed: number;
+  /** A seated environment's per-seat figures before and after (null for a one-player run). */
+  seatsBefore: Record<string, SeatSummary> | null;
+  seatsAfter: Record<string, SeatSummary> | null;
   replay: Record<ReplayOutcome, number>;
   /** The run's environment version and hash (metadata.json), and this install's. */
   runVersion: { env_version: string; env_hash?: string | undefined };
@@ -133,6 +139,9 @@ export async function rescoreRunDir(opts: RescoreRunOptions): Promise<RescoreRun
   const threshold = metadata.pass_threshold ?? 0.5;
   const before = new SummaryBuilder(threshold, rolloutsPerExample);
   const after = new SummaryBuilder(threshold, rolloutsPerExample);
+  const seatsBefore = new SeatSummaryBuilder();
+  const seatsAfter = new SeatSummaryBuilder();
+  const skippedReasons: Record<string, number> = {};
   const replay: Record<ReplayOutcome, number> = { matched: 0, diverged: 0, off: 0, failed: 0 };
   let rescored = 0;
   let skipped = 0;
@@ -146,8 +155,12 @@ export async function rescoreRunDir(opts: RescoreRunOptions): Promise<RescoreRun
       const result = await rescoreRollout(ctx, row);
       before.add(row);
       after.add(result.row);
-      if (result.status === "skipped") skipped++;
-      else {
+      seatsBefore.add(row);
+      seatsAfter.add(result.row);
+      if (result.status === "skipped") {
+        skipped++;
+        skippedReasons[result.reason] = (skippedReasons[result.reason] ?? 0) + 1;
+      } else {
         rescored++;
         replay[result.replay]++;
         if (result.row.reward !== row.reward) changed++;
@@ -179,7 +192,10 @@ export async function rescoreRunDir(opts: RescoreRunOptions): Promise<RescoreRun
     after: after.build(wall),
     rescored,
     skipped,
+    skippedReasons,
     changed,
+    seatsBefore: seatsBefore.build(),
+    seatsAfter: seatsAfter.build(),
     replay,
     runVersion: metadata.version_info ?? { env_version: "unknown" },
     nowVersion: { env_version: env.version, env_hash: envHash },
@@ -191,6 +207,7 @@ export async function rescoreRunDir(opts: RescoreRunOptions): Promise<RescoreRun
     avg_metrics: result.after.metrics,
     version_info: { ...metadata.version_info, env_version: env.version, env_hash: envHash },
     summary: result.after,
+    ...(result.seatsAfter ? { seat_summaries: result.seatsAfter } : {}),
     rescore: {
       source: rolloutsFile(format),
       results: basename(output),
@@ -198,6 +215,7 @@ export async function rescoreRunDir(opts: RescoreRunOptions): Promise<RescoreRun
       previous_avg_reward: result.before.reward.mean,
       rescored,
       skipped,
+      skipped_reasons: skippedReasons,
       changed,
       replay,
       time_ms: wall,
@@ -224,7 +242,9 @@ export function formatRescoreReport(r: RescoreRunResult): string {
     r.runVersion.env_version === r.nowVersion.env_version && (r.runVersion.env_hash === undefined || r.runVersion.env_hash === r.nowVersion.env_hash)
       ? `${r.envId} ${r.nowVersion.env_version}`
       : `${r.envId} ${r.runVersion.env_version}${r.runVersion.env_hash ? ` (${r.runVersion.env_hash.slice(0, 19)})` : ""} → ${r.nowVersion.env_version} (${r.nowVersion.env_hash.slice(0, 19)})`;
-  out.push(`rescored ${r.rescored} of ${r.before.rollouts} rollouts · ${versions} · ${r.changed} changed reward · ${r.skipped} failed ones kept as they were`);
+  const failedOnly = Object.keys(r.skippedReasons).every((why) => why.startsWith("failed rollout"));
+  out.push(`rescored ${r.rescored} of ${r.before.rollouts} rollouts · ${versions} · ${r.changed} changed reward · ${r.skipped} ${failedOnly ? "failed ones" : "others"} kept as they were`);
+  for (const [why, n] of Object.entries(r.skippedReasons)) if (!why.startsWith("failed rollout")) out.push(`kept         ${n}: ${why}`);
   if (r.rescored) out.push(`replay       ${Object.entries(r.replay).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(" · ")}`);
   const names = [...new Set([...r.before.components.map((c) => c.name), ...r.after.components.map((c) => c.name)])];
   const width = Math.max(12, ...names.map((n) => n.length + 2));
@@ -234,6 +254,11 @@ export function formatRescoreReport(r: RescoreRunResult): string {
     const b = r.before.components.find((c) => c.name === name)?.mean;
     const a = r.after.components.find((c) => c.name === name)?.mean;
     out.push(`${`  ${name}`.padEnd(width)} ${n3(b).padStart(8)} ${n3(a).padStart(8)} ${(a !== undefined && b !== undefined ? signed(a - b) : "new/gone").padStart(8)}`);
+  }
+  for (const seat of [...new Set([...Object.keys(r.seatsBefore ?? {}), ...Object.keys(r.seatsAfter ?? {})])]) {
+    const b = r.seatsBefore?.[seat]?.reward.mean;
+    const a = r.seatsAfter?.[seat]?.reward.mean;
+    out.push(`${`seat ${seat}`.padEnd(width)} ${n3(b).padStart(8)} ${n3(a).padStart(8)} ${(a !== undefined && b !== undefined ? signed(a - b) : "new/gone").padStart(8)}`);
   }
   const passB = r.before.pass_at_k["1"];
   const passA = r.after.pass_at_k["1"];
