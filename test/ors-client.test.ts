@@ -7,8 +7,9 @@ import { lastJsonLine, pinnedVenvPython, runPython, serverPair, type PythonRun }
  * The `openreward` package's own client against edgegym's ORS wire, on the real Node server:
  * reverse-text (single turn), tic-tac-toe (multi-turn, through a variant and a task_spec with
  * args) and tool-math (a tool, then the answer; a cut call resumed with its task id), group scoring
- * on a session, three calls sent at once on one session (queued, each its own turn), errors as
- * the client raises them, then one episode through TRL 1.16's ORS adapter
+ * on a session, three calls sent at once on one session (queued, each its own turn), kuhn-poker's
+ * p2 seat against nash (task_spec.seats; p1's card never shown before a showdown) and self-play
+ * refused, errors as the client raises them, then one episode through TRL 1.16's ORS adapter
  * (test/ors/drive_ors.py). The venv comes from scripts/ors-venv.sh (openreward 0.1.167 and
  * trl 1.16.0 from PyPI), which `npm test` runs first; without it this is skipped with a note,
  * and failed when EDGEGYM_REQUIRE_ORS=1.
@@ -27,7 +28,8 @@ describe.skipIf(!ready)("the openreward client against the ORS wire", () => {
     const run = await drive(servers.open.url);
     expect(run.code, `${run.err}\n${servers.open.output()}`).toBe(0);
     const seen = lastJsonLine(run.out);
-    expect(seen).toMatchObject({ reverse_text_reward: 1.2, tool_math_reward: 1.1, score_group: [1.2, expect.any(Number)], concurrent_turns: [1, 2, 3], errors: "ok", trl_reward: 1.2 });
+    expect(seen).toMatchObject({ reverse_text_reward: 1.2, tool_math_reward: 1.1, score_group: [1.2, expect.any(Number)], concurrent_turns: [1, 2, 3], errors: "ok", trl_reward: 1.2, ors_self_play: "refused" });
+    expect(seen.kuhn_poker_p2_reward).toEqual(expect.any(Number));
     expect(seen.tic_tac_toe?.last).toMatch(/You win|You lose|draw/i);
   }, 120_000);
 

@@ -22,7 +22,7 @@ export type OrsSplit = z.infer<typeof OrsSplit>;
 
 /**
  * A task as ORS lists it (`task_spec`): the edgegym task it names. `split` and `index` are
- * all /create reads; `info` is the dataset row's descriptive fields (difficulty, category),
+ * all /create needs (`seed`, `args` and `seats` are read when given); `info` is the dataset row's descriptive fields (difficulty, category),
  * for a trainer's own bookkeeping, and is not read back.
  */
 export const OrsTaskSpec = z
@@ -31,6 +31,10 @@ export const OrsTaskSpec = z
     index: TaskIndex,
     seed: z.number().int().min(0).max(2 ** 32 - 1).optional(),
     args: JsonObject.optional(),
+    seats: z
+      .record(z.string().min(1).max(32), z.string().min(1).max(32))
+      .optional()
+      .meta({ description: "A seated environment's: who plays each seat (as reset's `seats`). The session plays the one seat left to the client; every other must be a policy of the environment's." }),
     info: JsonObject.optional(),
   })
   .strict();
@@ -101,6 +105,8 @@ export const OrsStepMetadata = z
     messages: z.array(ChatMessage),
     stop_reason: z.string().nullable(),
     truncated: z.boolean(),
+    seat: z.string().optional().meta({ description: "A seated episode's: the seat this session plays." }),
+    to_play: z.string().nullable().optional().meta({ description: "A seated episode's: the seat to move next (this session's, or null once done)." }),
     score: Score.nullable(),
   })
   .strict();

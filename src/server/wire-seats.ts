@@ -16,6 +16,15 @@ import type { Tenant } from "./tenants/keys.js";
 const HEAD_ONLY = { from_turn: Number.MAX_SAFE_INTEGER } as const;
 
 /**
+ * The first seat of the episode a `seat_required` refusal of GET was about (its details list
+ * the seats), so the read can be made again through a seat; undefined for any other error.
+ */
+export function seatToReadThrough(err: unknown): string | undefined {
+  const seats = err instanceof ApiError && err.code === "seat_required" ? (err.details as { seats?: unknown } | undefined)?.seats : undefined;
+  return Array.isArray(seats) && typeof seats[0] === "string" ? seats[0] : undefined;
+}
+
+/**
  * The episode's head without any messages, seated or not. A seated episode still running
  * cannot be read whole (its log holds what one seat must not see of another), so it is
  * read through one of its seats: the head fields (`seats`, `to_play`, turn, status) are
@@ -25,9 +34,9 @@ export async function episodeHead(service: EpisodeService, viewer: Tenant, id: s
   try {
     return await service.get(viewer, id, HEAD_ONLY);
   } catch (err) {
-    const seats = err instanceof ApiError && err.code === "seat_required" ? (err.details as { seats?: unknown } | undefined)?.seats : undefined;
-    if (!Array.isArray(seats) || typeof seats[0] !== "string") throw err;
-    const { seat: _seat, ...head } = await service.get(viewer, id, { ...HEAD_ONLY, seat: seats[0] });
+    const seat = seatToReadThrough(err);
+    if (seat === undefined) throw err;
+    const { seat: _seat, ...head } = await service.get(viewer, id, { ...HEAD_ONLY, seat });
     return head;
   }
 }

@@ -165,6 +165,44 @@ async def resume(sid: str, env_id: str, body: dict, task_id: str) -> dict:
         return await resumable_sse(http, f"/{env_id}/call", KEY, json=body, sid=sid, task_id=task_id, max_retries=2)
 
 
+def native_get(path: str) -> dict:
+    # The trainer's side of the same episode (edgegym's own API), to know what the session must not have seen.
+    import urllib.request
+
+    request = urllib.request.Request(f"{BASE}{path}", headers={"Authorization": f"Bearer {KEY}"} if KEY else {})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
+def kuhn_poker_seat(seen: dict) -> None:
+    # A seated environment: task_spec.seats gives p1 to the environment's nash player, so the session plays p2.
+    env = client.environments.get("kuhn-poker", base_url=BASE)
+    base = env.get_task("train", 4)
+    task = Task(server_name=base.server_name, environment_name=base.environment_name, task_spec={**base.task_spec, "seats": {"p1": "nash", "p2": "client"}}, namespace=base.namespace)
+    shown = []
+    with env.session(task=task) as session:
+        prompt = text_of(session.get_prompt())
+        shown.append(prompt)
+        assert "You are player 2" in prompt and "Your opponent " in prompt, prompt
+        out = session.call_tool("respond", {"content": "<action>fold</action>" if "bet 1 chip" in prompt else "<action>bet</action>"})
+        shown.append(text_of(out.blocks))
+        assert out.metadata["seat"] == "p2", out.metadata
+        assert out.finished and out.reward == out.metadata["score"]["seats"]["p2"]["reward"], out
+        p1 = native_get(f"/v1/episodes/{session.sid}?seat=p1")
+    theirs = next(card for card in ("Jack", "Queen", "King") if any(f"Your card is the {card}" in m["content"] for m in p1["messages"]))
+    # The other seat's card reaches this session only at a showdown, where it is public.
+    before = "\n".join(shown).split("Showdown")[0]
+    assert f"the {theirs}" not in before, shown
+    seen["kuhn_poker_p2_reward"] = out.reward
+    selfplay = client.environments.get("tic-tac-toe-2p", base_url=BASE)
+    try:
+        with selfplay.session(split="train", index=0):
+            raise AssertionError("a session with two client seats was opened")
+    except aiohttp.ClientResponseError as err:
+        assert err.status == 422 and "plays one seat" in err.message, (err.status, err.message)
+    seen["ors_self_play"] = "refused"
+
+
 def errors(seen: dict) -> None:
     env = client.environments.get("no-such-env", base_url=BASE)
     try:
@@ -216,6 +254,7 @@ tic_tac_toe(seen)
 tool_math(seen)
 score_group(seen)
 asyncio.run(concurrent_calls(seen))
+kuhn_poker_seat(seen)
 errors(seen)
 trl_adapter(seen)
 client.close()

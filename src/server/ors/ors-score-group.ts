@@ -32,7 +32,8 @@ function completionOf(candidate: OrsGroupCandidate): ChatMessage[] {
  * items sharing a group. Stateless: the session takes no step and nothing is stored, so a
  * candidate scores what the same answer would have scored as the session's own call (an
  * environment whose rubric reads state beyond the transcript scores it as stateless scoring does).
- * `head` is the session's episode read from turn 0 (its messages are the opening ones).
+ * `head` is the session's episode read from turn 0 (its messages are the opening ones; a
+ * seated episode's, those of the seat the session plays, named in `seat`).
  */
 export async function scoreCandidates(env: AnyEnvironment, head: Episode, candidates: readonly OrsGroupCandidate[]): Promise<OrsScoreGroupOutput> {
   if (candidates.length === 0) return { scores: [] };
@@ -42,6 +43,8 @@ export async function scoreCandidates(env: AnyEnvironment, head: Episode, candid
     completion: completionOf(candidate),
     answer: task.answer ?? undefined,
     info: task.info ?? {},
+    // A seated session's candidates are its seat's conversations, scored as that seat's.
+    ...(head.seat === undefined ? {} : { seat: head.seat }),
   }));
   const scores = await scoreCompletionGroup(env, items, head.args);
   return { scores: scores.map((score, i) => ({ reward: score.reward, metadata: { score, candidate: candidates[i]?.metadata ?? null } })) };

@@ -19,6 +19,26 @@ import { scoreCandidates, scoresGroups } from "./ors-score-group.js";
 import { checkSplit, taskAt } from "./ors-tasks.js";
 import { SessionQueue } from "./session-queue.js";
 import { fresh, issuedTo } from "./session-id.js";
+import { clientSeats, episodeHead, plannedSeats, seatToReadThrough } from "../wire-seats.js";
+
+/** Turn 0 alone: the opening messages and the head. */
+const OPENING = { from_turn: 0, limit: 1 } as const;
+
+/**
+ * An ORS session is one agent's conversation, so it plays one seat of a seated episode: the
+ * only one a client plays (the others are the environment's policies). An episode in which
+ * clients play several seats cannot be played here: the wire has no way to say which seat a
+ * call is for, nor to show a seat what another did between its calls.
+ */
+function oneClientSeat(seats: Record<string, string>, envId: string): string {
+  const clients = clientSeats({ seats });
+  if (clients.length === 1) return clients[0] as string;
+  throw new ApiError(
+    "client_seats_unsupported",
+    `an ORS session plays one seat, and clients would play ${clients.join(" and ")} of this ${envId} episode: give every other seat to one of the environment's policies in task_spec.seats (GET /v1/envs/${envId} lists them), or play self-play over /v1 or OpenEnv`,
+    { seats, client_seats: clients },
+  );
+}
 
 /** A prepared tool call: the task id to announce first, then the step (or an answer that needs none). */
 type PreparedCall = { taskId: string; run: () => Promise<OrsRunToolOutput> };
@@ -74,13 +94,26 @@ export class OrsSessions {
 
   constructor(private readonly service: EpisodeService) {}
 
-  /** The episode's head (turn 0's messages only): where it stands, its tools and its prompt. */
+  /**
+   * The episode's head with turn 0's messages only: where it stands, its tools and its
+   * prompt. A seated episode's are its client seat's (its opening, never another seat's).
+   */
   private async head(viewer: Tenant, sid: string, envId: string | undefined): Promise<Episode> {
-    const episode = await this.service.get(viewer, sid, { from_turn: 0, limit: 1 });
+    let episode: Episode;
+    try {
+      episode = await this.service.get(viewer, sid, OPENING);
+    } catch (err) {
+      // A seated episode still running is read through a seat; which one is known once its head is.
+      const seat = seatToReadThrough(err);
+      if (seat === undefined) throw err;
+      episode = await this.service.get(viewer, sid, { ...OPENING, seat });
+    }
     if (envId !== undefined && episode.env_id !== envId) {
       throw new ApiError("invalid_request", `session "${sid}" is an episode of environment "${episode.env_id}", not "${envId}"`);
     }
-    return episode;
+    if (episode.seats === undefined) return episode;
+    const seat = oneClientSeat(episode.seats, episode.env_id);
+    return episode.seat === seat ? episode : this.service.get(viewer, sid, { ...OPENING, seat });
   }
 
   /**
@@ -96,16 +129,26 @@ export class OrsSessions {
     const spec = body.task_spec ?? taskAt(env, checkSplit(env, body.split ?? ""), body.index ?? -1);
     // A task_spec from a client is checked like split and index (it names a task; it never carries one).
     taskAt(env, checkSplit(env, spec.split), spec.index);
-    const reset = { split: spec.split, index: spec.index, ...(spec.seed === undefined ? {} : { seed: spec.seed }), ...(spec.args === undefined ? {} : { args: spec.args }) };
+    // Who plays what is checked before anything starts: one seat, and only one, for the session.
+    const seats = plannedSeats(env, spec.seats);
+    if (seats !== undefined) oneClientSeat(seats, env.id);
+    const reset = {
+      split: spec.split,
+      index: spec.index,
+      ...(spec.seed === undefined ? {} : { seed: spec.seed }),
+      ...(spec.args === undefined ? {} : { args: spec.args }),
+      ...(spec.seats === undefined ? {} : { seats: spec.seats }),
+    };
     let existing: Episode | undefined;
     try {
-      existing = await this.service.get(viewer, sid, { from_turn: 0, limit: 1 });
+      existing = await episodeHead(this.service, viewer, sid);
     } catch (err) {
       if (!(err instanceof ApiError) || (err.code !== "episode_not_found" && err.code !== "episode_expired")) throw err;
       if (err.code === "episode_expired") throw new ApiError("invalid_request", "Session already exists (and has expired); open a new one with /create_session");
     }
     if (existing) {
-      if (existing.env_id === env.id && existing.split === spec.split && existing.index === spec.index) return { sid };
+      const sameSeats = JSON.stringify(Object.entries(existing.seats ?? {}).sort()) === JSON.stringify(Object.entries(seats ?? {}).sort());
+      if (existing.env_id === env.id && existing.split === spec.split && existing.index === spec.index && sameSeats) return { sid };
       throw sessionExists();
     }
     if (!fresh(sid)) throw notIssued();
@@ -115,7 +158,7 @@ export class OrsSessions {
     } catch (err) {
       // The id is another episode's: this tenant's own (a racing create of another task), or, 1 time in 2^32, another tenant's whose id passes this tenant's check too; that one is answered as any id not issued.
       if (!(err instanceof ApiError && err.code === "invalid_request" && err.message.includes("already taken"))) throw err;
-      const own = await this.service.get(viewer, sid, { from_turn: 0, limit: 1 }).catch(() => undefined);
+      const own = await episodeHead(this.service, viewer, sid).catch(() => undefined);
       throw own ? sessionExists() : notIssued();
     }
     return { sid };
@@ -125,7 +168,7 @@ export class OrsSessions {
   async delete(viewer: Tenant, sid: string): Promise<void> {
     let episode: Episode;
     try {
-      episode = await this.service.get(viewer, sid, { from_turn: 0, limit: 1 });
+      episode = await episodeHead(this.service, viewer, sid);
     } catch (err) {
       // The reference server answers a delete of an unknown session with its id too.
       if (err instanceof ApiError && (err.code === "episode_not_found" || err.code === "episode_expired")) return;
@@ -240,11 +283,15 @@ export class OrsSessions {
     } else {
       return refuse(`${JSON.stringify(call.name)} is not a valid tool; the tools are ${[...episode.tools.map((t) => t.function.name), reply].join(", ")}`, "not_found");
     }
-    return { taskId, run: () => this.step(viewer, sid, turn, message) };
+    return { taskId, run: () => this.step(viewer, sid, turn, message, episode.seat) };
   }
 
-  /** One native step; when it ends the episode the rubric runs (once: a retry reads the stored score) and its total is the reward. */
-  private async step(viewer: Tenant, sid: string, turn: number, message: AssistantMessage): Promise<OrsRunToolOutput> {
+  /**
+   * One native step; when it ends the episode the rubric runs (once: a retry reads the stored
+   * score) and its total is the reward. A seated episode's step is its one client seat's, and
+   * the reply is that seat's view (the others are policies, whose moves it was shown).
+   */
+  private async step(viewer: Tenant, sid: string, turn: number, message: AssistantMessage, seat: string | undefined): Promise<OrsRunToolOutput> {
     let body: string;
     try {
       // No abort signal: a call whose client went away still completes, and its stored reply is what a resume with the task id reads.
@@ -259,7 +306,15 @@ export class OrsSessions {
       ok: true,
       output: {
         blocks: reply.messages.filter((m) => m.role !== "assistant").map((m) => text(contentText(m.content))),
-        metadata: { episode_id: reply.episode_id, turn: reply.turn, messages: reply.messages, stop_reason: reply.stop_reason, truncated: reply.truncated, score },
+        metadata: {
+          episode_id: reply.episode_id,
+          turn: reply.turn,
+          messages: reply.messages,
+          stop_reason: reply.stop_reason,
+          truncated: reply.truncated,
+          ...(seat === undefined ? {} : { seat, to_play: reply.to_play ?? null }),
+          score,
+        },
         reward: score?.reward ?? null,
         finished: reply.done,
       },
