@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./support/cli-process.js";
 import { reverseLastUser, startScriptedModel, type ScriptedModelServer } from "./support/scripted-model.js";
+import { readTranscript } from "../src/envs/builtin/tic-tac-toe/expert.js";
+import { startNodeServer, type RunningServer } from "../src/server/node/serve.js";
 
 /** The CLI as a process: flags, exit codes, Ctrl-C, --resume, export-sft. */
 describe("edgegym eval (process)", () => {
@@ -99,5 +101,67 @@ describe("edgegym eval (process)", () => {
     } finally {
       rmSync(own, { recursive: true, force: true });
     }
+  }, 60_000);
+});
+
+/** A seated environment from the command line: self-play in this process, and the model against minimax on a server. */
+describe("edgegym eval of a seated environment (process)", () => {
+  let model: ScriptedModelServer;
+  let server: RunningServer;
+  const out = mkdtempSync(join(tmpdir(), "edgegym-cli-seats-"));
+  beforeAll(async () => {
+    // Takes the lowest free cell: in self-play X wins on the 3-5-7 diagonal; minimax beats it.
+    model = await startScriptedModel((req) => ({ content: `<move>${readTranscript(req.messages).board.findIndex((c) => c === null) + 1}</move>` }));
+    server = await startNodeServer({ port: 0, host: "127.0.0.1", dbPath: ":memory:", reapIntervalMs: 0 });
+  });
+  afterAll(async () => {
+    await model.close();
+    await server.close();
+    rmSync(out, { recursive: true, force: true });
+  });
+  const runDirUnder = (base: string): string => {
+    const parent = join(base, "evals", "tic-tac-toe-2p--tiny--model");
+    return join(parent, readdirSync(parent)[0] as string);
+  };
+
+  it("self-play in this process: both seats the model's, a row per seat in the table with wins, draws and losses", async () => {
+    const base = join(out, "self");
+    const run = runCli(["eval", "tic-tac-toe-2p", "-m", "tiny/model", "-b", model.baseUrl, "-n", "1", "-r", "2", "-o", base]);
+    expect(await run.exit, run.stderr()).toBe(0);
+    expect(run.stderr()).toMatch(/seats: x=client o=client \(client: the model, in self-play: one conversation per seat\)/);
+    expect(run.stdout()).toMatch(/seats\s+seat\s+player\s+reward\s+std\s+wins\s+draws\s+losses\s+rollouts/);
+    expect(run.stdout()).toMatch(/\n\s+x\s+model\s+1\.100\s+0\.000\s+2\s+0\s+0\s+2\s+forfeit 0\.000 · moves 4\.000/);
+    expect(run.stdout()).toMatch(/\n\s+o\s+model\s+0\.100\s+0\.000\s+0\s+0\s+2\s+2\s+forfeit 0\.000 · moves 3\.000/);
+    const meta = JSON.parse(readFileSync(join(runDirUnder(base), "metadata.json"), "utf8"));
+    expect(meta.seats).toEqual({ x: "client", o: "client" });
+    expect(meta.seat_summaries.o).toMatchObject({ player: "client", wins: 0, losses: 2 });
+  }, 60_000);
+
+  it("--seats o=minimax over --server: the model plays x against the server's minimax; rescore replays it", async () => {
+    const base = join(out, "server");
+    const run = runCli(["eval", "tic-tac-toe-2p", "-m", "tiny/model", "-b", model.baseUrl, "-n", "2", "-r", "1", "--seats", "o=minimax", "--server", server.url, "-o", base]);
+    expect(await run.exit, run.stderr()).toBe(0);
+    expect(run.stdout()).toMatch(new RegExp(`tic-tac-toe-2p · tiny/model · 2 rollouts .* · ${server.url.replace(/[.]/g, "\\.")}`));
+    expect(run.stdout()).toMatch(/\n\s+x\s+model\s+\S+\s+\S+\s+0\s+0\s+2\s+2/);
+    expect(run.stdout()).toMatch(/\n\s+o\s+minimax\s+\S+\s+\S+\s+2\s+0\s+0\s+2/);
+    const rows = readFileSync(join(runDirUnder(base), "results.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(rows.map((r: { seats: { o: { player: string } }; episode_id: string }) => [r.seats.o.player, r.episode_id.startsWith("ep_")])).toEqual([["minimax", true], ["minimax", true]]);
+    const rescore = runCli(["rescore", runDirUnder(base)]);
+    expect(await rescore.exit, rescore.stderr()).toBe(0);
+    expect(rescore.stdout()).toMatch(/rescored 2 of 2 rollouts .* 0 changed reward/);
+    expect(rescore.stdout()).toMatch(/replay\s+matched 2/);
+    expect(rescore.stdout()).toMatch(/seat x\s+\S+\s+\S+\s+\+0\.000/);
+  }, 60_000);
+
+  it("refuses --seats it cannot honour, before any rollout", async () => {
+    const bad = runCli(["eval", "tic-tac-toe-2p", "-m", "x", "-b", model.baseUrl, "-o", out, "--seats", "x=alphazero"]);
+    expect(await bad.exit).toBe(1);
+    expect(bad.stderr()).toMatch(/seat "x" of tic-tac-toe-2p cannot be played by "alphazero"; its players: client, minimax, random/);
+    const single = runCli(["eval", "reverse-text", "-m", "x", "-b", model.baseUrl, "-o", out, "--seats", "x=client"]);
+    expect(await single.exit).toBe(1);
+    expect(single.stderr()).toMatch(/reverse-text has one player and no seats/);
+    const shape = runCli(["eval", "tic-tac-toe-2p", "-m", "x", "--seats", "minimax"]);
+    expect(await shape.exit).toBe(1);
+    expect(shape.stderr()).toMatch(/--seats takes SEAT=PLAYER/);
   }, 60_000);
 });

@@ -46,6 +46,8 @@ export interface TimedSpan {
   kind: "reset" | "model" | "step" | "score";
   start: number;
   end: number;
+  /** A seated rollout's model request: the seat it was for. */
+  seat?: string;
 }
 
 const spansByRow = new WeakMap<EvalRollout, readonly TimedSpan[]>();
@@ -117,7 +119,7 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
   let score: Score | null = null;
   let error: EvalRolloutError | null = null;
   const spans: TimedSpan[] = [];
-  const timed = async <T>(bucket: keyof typeof timing, kind: TimedSpan["kind"], run: () => Promise<T>): Promise<T> => {
+  const timed = async <T>(bucket: keyof typeof timing, kind: TimedSpan["kind"], run: () => Promise<T>, seat?: string | null): Promise<T> => {
     const t = now();
     const wallStart = Date.now() / 1000;
     try {
@@ -125,7 +127,7 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
     } finally {
       const took = now() - t;
       timing[bucket] += took;
-      spans.push({ kind, start: wallStart, end: wallStart + took / 1000 });
+      spans.push({ kind, start: wallStart, end: wallStart + took / 1000, ...(seat ? { seat } : {}) });
     }
   };
 
@@ -162,6 +164,7 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
           ctx.retry,
           ctx.signal,
         ),
+        seat,
       );
       const { message, finishReason, usage: used } = reply.value;
       finishReasons.push(finishReason);

@@ -13,7 +13,7 @@ import { InProcessDriver } from "./in-process-driver.js";
 import { evalToDir, type EvalToDirOptions } from "./node/eval-to-dir.js";
 import { formatReport } from "./node/report.js";
 import { formatRescoreReport, rescoreRunDir } from "./node/rescore-command.js";
-import { readMetadata, readResults, RESULTS_FILE } from "./node/run-dir.js";
+import { readMetadata, readResults, readRunRollouts, RESULTS_FILE, TRACES_FILE } from "./node/run-dir.js";
 import { OpenAIChatModel } from "./openai-model.js";
 import { parseSeatsFlag, resolveRunSeats, rolloutSeats } from "./seats.js";
 import { runRollouts } from "../../test/support/eval-run.js";
@@ -161,6 +161,31 @@ describe("evaluating a seated environment", () => {
 
     // A run against minimax is not continued as another line-up.
     await expect(evalToDir(options(server, base, { num_examples: 3, rollouts_per_example: 2 }, { seats: { x: "minimax" }, resume: result.runDir }))).rejects.toThrow(/seats x=client o=minimax ≠ x=minimax o=client/);
+  });
+
+  it("writes verifiers 0.4 episodes with one trace per seat the model played, and reads them back whole", async () => {
+    const server = await model(naive);
+    const fresh = await evalToDir(options(server, tempDir(), { num_examples: 2, rollouts_per_example: 1 }));
+    const vf04 = await evalToDir(options(server, tempDir(), { num_examples: 2, rollouts_per_example: 1 }, { format: "vf04" }));
+    const episodes = readFileSync(join(vf04.runDir, TRACES_FILE), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { traces: { agent: { name: string; trainable: boolean }; rewards: Record<string, { score: number; weight: number }>; calls: { finish_reason?: string; time: { start: number } }[]; nodes: { message: { content: string } }[] }[] });
+    const rows = (await readResults<EvalRollout>(join(fresh.runDir, RESULTS_FILE))).rows;
+    for (const [i, ep] of episodes.entries()) {
+      expect(ep.traces.map((t) => [t.agent.name, t.agent.trainable])).toEqual([["x", true], ["o", true]]);
+      const seats = rolloutSeats(rows[i] as EvalRollout);
+      for (const t of ep.traces) {
+        const seat = seats?.[t.agent.name];
+        expect(t.rewards.outcome?.score).toBe(seat?.components.find((c) => c.name === "outcome")?.score);
+        expect(t.calls).toHaveLength(seat?.metrics.moves ?? -1);
+        expect(t.calls.every((c) => c.finish_reason === "stop" && c.time.start > 0)).toBe(true);
+        expect(marksIn(t.nodes.map((n) => ({ role: "user", content: n.message.content ?? "" })))).toEqual(new Set([t.agent.name.toUpperCase()]));
+      }
+    }
+    // Read back (resume, rescore, export-sft): the same rows, every seat's conversation included.
+    const back = (await readRunRollouts(vf04.runDir, "tic-tac-toe-2p")).rows;
+    const strip = (r: EvalRollout) => ({ prompt: r.prompt, completion: r.completion, reward: r.reward, seats: rolloutSeats(r) });
+    expect(back.map(strip)).toEqual(rows.map(strip));
+    const rescored = await rescoreRunDir({ runDir: vf04.runDir, registry });
+    expect(rescored).toMatchObject({ rescored: 2, changed: 0, replay: { matched: 2 } });
   });
 
   it("refuses bad --seats before the first rollout", async () => {

@@ -1,5 +1,6 @@
 import { ChatMessage, contentText, EvalRollout, type EvalRolloutError, type EvalTiming, type ToolDefinition } from "../protocol/index.js";
 import type { TimedSpan } from "./rollout.js";
+import { CLIENT_SEAT_PLAYER, rolloutSeats, type RolloutSeat } from "./seats.js";
 
 /**
  * The two generations of verifiers' `vf-eval` run files, written and read here.
@@ -283,41 +284,18 @@ export function toVf04Episode(row: EvalRollout, spans: readonly TimedSpan[], ctx
   const systemPrompt = head?.role === "system" && typeof head.content === "string" ? head.content : undefined;
   const prompt = (systemPrompt !== undefined ? row.prompt.slice(1) : row.prompt).map(vf04Message);
   const tools = (row.tool_defs ?? []).map(vf04Tool);
-  const all = [...row.prompt, ...row.completion];
   const model = spans.filter((s) => s.kind === "model");
-  const nodes = all.map((m, i) => ({
-    ...(i > 0 ? { parent: i - 1 } : {}),
-    ...(i === 0 && tools.length ? { tools } : {}),
-    message: vf04Message(m),
-    sampled: i >= row.prompt.length && m.role === "assistant",
-    timestamp: stamp,
-  }));
-  // One model call per assistant node the model produced, with its finish reason and span.
-  const calls: JsonObject[] = [];
-  let turn = 0;
-  nodes.forEach((node, i) => {
-    if (!node.sampled) return;
-    const span = model[turn];
-    const finish = row.finish_reasons[turn];
-    calls.push({
-      node: i,
-      model: ctx.model,
-      ...(finish === "stop" || finish === "length" || finish === "tool_calls" ? { finish_reason: finish } : {}),
-      time: span ? tsSpan(span.start, span.end) : tsSpan(0, 0),
-    });
-    turn++;
-  });
-  const rewards: Record<string, { score: number; weight: number } | null> = {};
-  for (const c of row.components) rewards[c.name] = c.error ? null : { score: c.score, weight: c.weight };
-  const componentNames = new Set(row.components.map((c) => c.name));
-  const metrics: Record<string, number> = {};
-  for (const [k, v] of Object.entries(row.metrics)) if (!componentNames.has(k)) metrics[k] = v;
-  const reset = spans.find((s) => s.kind === "reset");
-  const score = spans.find((s) => s.kind === "score");
-  const agentSpans = spans.filter((s) => s.kind === "model" || s.kind === "step");
   const ok = row.error === null && row.is_completed;
   const errors = row.error ? [{ type: row.error.error, message: row.error.error_chain_str }] : [];
   const { prompt: _p, completion: _c, timing: _t, ...kept } = row;
+  // A seated rollout: one trace per seat the model played (verifiers 0.4's multi-agent episode), the first seat's first.
+  const seats = rolloutSeats(row);
+  const modelSeats = Object.entries(seats ?? {}).filter(([, s]) => s.player === CLIENT_SEAT_PLAYER && s.prompt !== undefined);
+  const primary = modelSeats[0]?.[0];
+  if (seats) {
+    // Each seat's conversation is its trace's nodes: edgegym's record keeps the rest of the seat.
+    kept.seats = Object.fromEntries(Object.entries(seats).map(([name, { prompt: _sp, completion: _sc, ...rest }]) => [name, rest]));
+  }
   // Resuming a verifiers run: its own record of this row's task, so its planner counts the episode.
   const recorded = ctx.tasks?.get(row.example_id);
   const task = recorded && vf04TaskFits(recorded, row.prompt) ? recorded : {
@@ -330,35 +308,71 @@ export function toVf04Episode(row: EvalRollout, spans: readonly TimedSpan[], ctx
       info: row.info,
     },
   };
-  const trace = {
-    version: 1,
-    id: ctx.newId(),
-    task,
-    agent: { config: { model: ctx.model, ...(Object.keys(ctx.sampling).length ? { sampling: samplingFor04(ctx.sampling) } : {}) }, name: "agent", trainable: true },
-    tools,
-    nodes,
-    calls,
-    rewards,
-    metrics,
-    info: { edgegym: { ...kept, timing: row.timing } },
-    is_completed: row.is_completed,
-    ok,
-    stop_condition: row.stop_condition,
-    is_timeout: false,
-    errors,
-    timing: {
-      start: stamp,
-      boot: tsSpan(0, 0),
-      setup: reset ? tsSpan(reset.start, reset.end) : tsSpan(0, 0),
-      agent: {
-        ...(agentSpans.length ? tsSpan((agentSpans[0] as TimedSpan).start, Math.max(...agentSpans.map((s) => s.end))) : tsSpan(0, 0)),
-        model: { duration: row.timing.generation_ms / 1000 },
-        harness: { duration: Math.max(0, row.timing.env_ms - (reset ? (reset.end - reset.start) * 1000 : 0)) / 1000 },
-      },
-      finalize: tsSpan(0, 0),
-      scoring: score ? tsSpan(score.start, score.end) : tsSpan(0, 0),
+  const reset = spans.find((s) => s.kind === "reset");
+  const score = spans.find((s) => s.kind === "score");
+  const agentSpans = spans.filter((s) => s.kind === "model" || s.kind === "step");
+  const timing = {
+    start: stamp,
+    boot: tsSpan(0, 0),
+    setup: reset ? tsSpan(reset.start, reset.end) : tsSpan(0, 0),
+    agent: {
+      ...(agentSpans.length ? tsSpan((agentSpans[0] as TimedSpan).start, Math.max(...agentSpans.map((s) => s.end))) : tsSpan(0, 0)),
+      model: { duration: row.timing.generation_ms / 1000 },
+      harness: { duration: Math.max(0, row.timing.env_ms - (reset ? (reset.end - reset.start) * 1000 : 0)) / 1000 },
     },
+    finalize: tsSpan(0, 0),
+    scoring: score ? tsSpan(score.start, score.end) : tsSpan(0, 0),
   };
+  const trace = (agent: string, messages: readonly ChatMessage[], promptLength: number, scored: Pick<RolloutSeat, "components" | "metrics">, seat: string | undefined, first: boolean): JsonObject => {
+    const nodes = messages.map((m, i) => ({
+      ...(i > 0 ? { parent: i - 1 } : {}),
+      ...(i === 0 && tools.length ? { tools } : {}),
+      message: vf04Message(m),
+      sampled: i >= promptLength && m.role === "assistant",
+      timestamp: stamp,
+    }));
+    // One model call per assistant node the model produced, with its finish reason and span (a seat's own, in a seated rollout).
+    const mine = model.map((span, i) => ({ span, finish: row.finish_reasons[i] })).filter(({ span }) => seat === undefined || span.seat === seat);
+    const calls: JsonObject[] = [];
+    let turn = 0;
+    nodes.forEach((node, i) => {
+      if (!node.sampled) return;
+      const { span, finish } = mine[turn] ?? {};
+      calls.push({
+        node: i,
+        model: ctx.model,
+        ...(finish === "stop" || finish === "length" || finish === "tool_calls" ? { finish_reason: finish } : {}),
+        time: span ? tsSpan(span.start, span.end) : tsSpan(0, 0),
+      });
+      turn++;
+    });
+    const rewards: Record<string, { score: number; weight: number } | null> = {};
+    for (const c of scored.components) rewards[c.name] = c.error ? null : { score: c.score, weight: c.weight };
+    const componentNames = new Set(scored.components.map((c) => c.name));
+    const metrics: Record<string, number> = {};
+    for (const [k, v] of Object.entries(scored.metrics)) if (!componentNames.has(k)) metrics[k] = v;
+    return {
+      version: 1,
+      id: ctx.newId(),
+      task,
+      agent: { config: { model: ctx.model, ...(Object.keys(ctx.sampling).length ? { sampling: samplingFor04(ctx.sampling) } : {}) }, name: agent, trainable: true },
+      tools,
+      nodes,
+      calls,
+      rewards,
+      metrics,
+      // edgegym's own record of the row rides on the first trace only.
+      info: first ? { edgegym: { ...kept, timing: row.timing } } : { edgegym: { seat } },
+      is_completed: row.is_completed,
+      ok,
+      stop_condition: row.stop_condition,
+      is_timeout: false,
+      errors,
+      timing,
+    };
+  };
+  const traces = [trace(primary ?? "agent", [...row.prompt, ...row.completion], row.prompt.length, row, primary, true)];
+  for (const [name, s] of modelSeats.slice(1)) traces.push(trace(name, [...(s.prompt ?? []), ...(s.completion ?? [])], s.prompt?.length ?? 0, s, name, false));
   return {
     id: ctx.newId(),
     env: { id: ctx.envId },
@@ -368,7 +382,7 @@ export function toVf04Episode(row: EvalRollout, spans: readonly TimedSpan[], ctx
     ok,
     is_timeout: false,
     errors,
-    traces: [trace],
+    traces,
   };
 }
 
@@ -396,22 +410,10 @@ export function fromVf04Episode(raw: unknown, rolloutIndex: number, envId: strin
   const idx = data.idx;
   if (typeof idx !== "number" || !Number.isInteger(idx)) throw new Error(`a traces.jsonl episode has no integer task.data.idx (got ${JSON.stringify(idx)})`);
   const own = trace && isObject(trace.info) && isObject(trace.info.edgegym) ? trace.info.edgegym : null;
-  const nodes = trace && Array.isArray(trace.nodes) ? trace.nodes.filter(isObject) : [];
-  // The main branch: from the last node back to its root.
-  const path: JsonObject[] = [];
-  const seen = new Set<number>();
-  for (let at: number | undefined = nodes.length - 1; at !== undefined && at >= 0 && !seen.has(at); ) {
-    seen.add(at);
-    const node = nodes[at] as JsonObject;
-    path.unshift(node);
-    at = typeof node.parent === "number" ? node.parent : undefined;
-  }
-  const firstSampled = path.findIndex((n) => n.sampled === true);
-  const split = firstSampled < 0 ? path.length : firstSampled;
-  const toMsgs = (list: JsonObject[]): ChatMessage[] => messages(list.map((n) => n.message).filter(isObject));
-  let prompt = toMsgs(path.slice(0, split));
+  const main = traceConversation(trace);
+  let prompt = main.prompt;
   if (!prompt.length) prompt = [...(typeof data.system_prompt === "string" ? [{ role: "system" as const, content: data.system_prompt }] : []), ...messages(data.prompt)];
-  const completion = toMsgs(path.slice(split));
+  const completion = main.completion;
   const rewards = trace && isObject(trace.rewards) ? trace.rewards : {};
   const components: EvalRollout["components"] = [];
   let reward = 0;
@@ -471,10 +473,39 @@ export function fromVf04Episode(raw: unknown, rolloutIndex: number, envId: strin
   };
   if (own) {
     // edgegym wrote this episode: its own record is exact (resume key, seed, timings, errors).
-    const parsed = EvalRollout.safeParse({ ...own, prompt: row.prompt, completion: row.completion });
+    const parsed = EvalRollout.safeParse({ ...own, prompt: row.prompt, completion: row.completion, ...(isObject(own.seats) ? { seats: seatsWithConversations(own.seats, traces, row) } : {}) });
     if (parsed.success) return parsed.data;
   }
   return row;
+}
+
+/** A trace's main branch (leaf to root through `parent`), split into prompt (before the first sampled message) and completion. */
+function traceConversation(trace: JsonObject | undefined): { prompt: ChatMessage[]; completion: ChatMessage[] } {
+  const nodes = trace && Array.isArray(trace.nodes) ? trace.nodes.filter(isObject) : [];
+  const path: JsonObject[] = [];
+  const seen = new Set<number>();
+  for (let at: number | undefined = nodes.length - 1; at !== undefined && at >= 0 && !seen.has(at); ) {
+    seen.add(at);
+    const node = nodes[at] as JsonObject;
+    path.unshift(node);
+    at = typeof node.parent === "number" ? node.parent : undefined;
+  }
+  const firstSampled = path.findIndex((n) => n.sampled === true);
+  const split = firstSampled < 0 ? path.length : firstSampled;
+  const toMsgs = (list: JsonObject[]): ChatMessage[] => messages(list.map((n) => n.message).filter(isObject));
+  return { prompt: toMsgs(path.slice(0, split)), completion: toMsgs(path.slice(split)) };
+}
+
+/** A seated row's `seats` as edgegym recorded them, each model seat's conversation read back from its trace (the first trace: the row's own). */
+function seatsWithConversations(seats: JsonObject, traces: readonly JsonObject[], row: EvalRollout): JsonObject {
+  const out: JsonObject = {};
+  for (const [name, raw] of Object.entries(seats)) {
+    if (!isObject(raw)) continue;
+    const index = traces.findIndex((t) => isObject(t.agent) && t.agent.name === name);
+    const conversation = index === 0 ? { prompt: row.prompt, completion: row.completion } : index > 0 ? traceConversation(traces[index]) : null;
+    out[name] = conversation ? { ...raw, ...conversation } : raw;
+  }
+  return out;
 }
 
 /** Whether a parsed JSON value is a verifiers 0.4 episode line (what its resume keeps: rows with `traces`). */
