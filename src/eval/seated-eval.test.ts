@@ -16,6 +16,7 @@ import { formatRescoreReport, rescoreRunDir } from "./node/rescore-command.js";
 import { readMetadata, readResults, readRunRollouts, RESULTS_FILE, TRACES_FILE } from "./node/run-dir.js";
 import { OpenAIChatModel } from "./openai-model.js";
 import { parseSeatsFlag, resolveRunSeats, rolloutSeats } from "./seats.js";
+import { selectForSft } from "./sft.js";
 import { runRollouts } from "../../test/support/eval-run.js";
 
 const registry = new EnvRegistry("node", builtinEnvs);
@@ -186,6 +187,18 @@ describe("evaluating a seated environment", () => {
     expect(back.map(strip)).toEqual(rows.map(strip));
     const rescored = await rescoreRunDir({ runDir: vf04.runDir, registry });
     expect(rescored).toMatchObject({ rescored: 2, changed: 0, replay: { matched: 2 } });
+  });
+
+  it("exports each seat the model played as a conversation of its own, kept by that seat's reward", async () => {
+    const server = await model(naive);
+    const run = await evalToDir(options(server, tempDir(), { num_examples: 2, rollouts_per_example: 2 }));
+    const { rows } = await readResults<EvalRollout>(join(run.runDir, RESULTS_FILE));
+    const all = selectForSft(rows, { minReward: 0, bestPerExample: false });
+    expect(all.report).toMatchObject({ read: 8, kept: 8 });
+    // The lowest free cell wins as X and loses as O: only X's conversations reach reward 1.
+    const winners = selectForSft(rows, { minReward: 1, bestPerExample: true });
+    expect(winners.report).toMatchObject({ read: 8, kept: 2, belowMinReward: 4, notBestOfExample: 2 });
+    for (const row of winners.rows) expect(marksIn(row.messages.map((m) => ({ role: "user", content: m.content })))).toEqual(new Set(["X"]));
   });
 
   it("refuses bad --seats before the first rollout", async () => {

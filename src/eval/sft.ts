@@ -55,32 +55,56 @@ export interface ResultRowLike {
   reward?: number;
   error?: unknown;
   is_completed?: boolean;
+  /** A seated rollout's seats (src/eval/seats.ts): each seat the model played is a conversation of its own. */
+  seats?: unknown;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The conversations of a row: the row itself, or for a seated rollout each seat the model
+ * played (the model's seats are `client`'s, with their conversation recorded), with that
+ * seat's reward and the seat in its key, so `bestPerExample` picks the best per row and seat.
+ */
+function conversations(row: ResultRowLike): { row: ResultRowLike; key: string }[] {
+  if (isObject(row.seats)) {
+    const out: { row: ResultRowLike; key: string }[] = [];
+    for (const [seat, s] of Object.entries(row.seats)) {
+      if (!isObject(s) || s.player !== "client" || !Array.isArray(s.prompt) || typeof s.reward !== "number") continue;
+      out.push({ row: { ...row, prompt: s.prompt as ChatMessage[], completion: (Array.isArray(s.completion) ? s.completion : []) as ChatMessage[], reward: s.reward }, key: `${String(row.example_id)}/${seat}` });
+    }
+    if (out.length) return out;
+  }
+  return [{ row, key: String(row.example_id) }];
 }
 
 /**
  * Picks the rollouts worth training on: finished without error, reward at least
- * `minReward`, and with `bestPerExample` only the best of each row, in file order.
+ * `minReward`, and with `bestPerExample` only the best of each row, in file order. A
+ * seated rollout counts once per seat the model played, each with its seat's reward.
  */
 export function selectForSft(rows: Iterable<ResultRowLike>, selection: SftSelection): { rows: SftRow[]; report: SftReport } {
   const report: SftReport = { read: 0, kept: 0, failed: 0, belowMinReward: 0, notBestOfExample: 0 };
-  const eligible: { row: ResultRowLike; order: number }[] = [];
-  for (const row of rows) {
-    report.read++;
-    if ((row.error !== null && row.error !== undefined) || row.is_completed === false) {
-      report.failed++;
-      continue;
+  const eligible: { row: ResultRowLike; key: string; order: number }[] = [];
+  for (const whole of rows) {
+    for (const { row, key } of conversations(whole)) {
+      report.read++;
+      if ((row.error !== null && row.error !== undefined) || row.is_completed === false) {
+        report.failed++;
+        continue;
+      }
+      if (typeof row.reward !== "number" || !(row.reward >= selection.minReward)) {
+        report.belowMinReward++;
+        continue;
+      }
+      eligible.push({ row, key, order: eligible.length });
     }
-    if (typeof row.reward !== "number" || !(row.reward >= selection.minReward)) {
-      report.belowMinReward++;
-      continue;
-    }
-    eligible.push({ row, order: eligible.length });
   }
   let chosen = eligible;
   if (selection.bestPerExample) {
-    const best = new Map<string, { row: ResultRowLike; order: number }>();
+    const best = new Map<string, { row: ResultRowLike; key: string; order: number }>();
     for (const item of eligible) {
-      const key = String(item.row.example_id);
+      const key = item.key;
       const held = best.get(key);
       if (!held || (item.row.reward as number) > (held.row.reward as number)) best.set(key, item);
     }
