@@ -8,7 +8,8 @@ import { http, startNodeServer, type ChildServer } from "./support/node-server.j
 
 // The real Node entry (built dist) over real HTTP, driven by the official MCP client: an
 // agent plays mcp-units through /mcp/episodes/{id}, whose tool is itself served by the MCP
-// server edgegym runs as a child process. Both directions of MCP in one episode.
+// server edgegym runs as a child process. Both directions of MCP in one episode. Then two
+// agents on the two seats' URLs of one self-play game, one waiting for its turn.
 describe("MCP on the Node server", () => {
   let dir: string;
   let server: ChildServer;
@@ -74,5 +75,34 @@ describe("MCP on the Node server", () => {
     }
     const episode = await http(`${server.url}/v1/episodes/${id}`, "GET", undefined, auth);
     expect(episode.json.messages.filter((m: { role: string }) => m.role === "tool").map((m: { content: string }) => m.content)).toEqual(["1024", "2048"]);
+  });
+
+  it("two MCP agents play the seats of one self-play game, one waiting (edgegym_wait) while the other moves", async () => {
+    const reset = await http(`${server.url}/v1/envs/tic-tac-toe-2p/episodes`, "POST", { seed: 12 }, auth);
+    const id = reset.json.episode_id as string;
+    const seat = async (name: string) => {
+      const client = new Client({ name: `agent-${name}`, version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/episodes/${id}?seat=${name}`), { requestInit: { headers: auth } }));
+      return client;
+    };
+    const [x, o] = [await seat("x"), await seat("o")];
+    const text = (result: unknown) => ((result as { content: { text: string }[] }).content ?? []).map((c) => c.text).join("\n");
+    try {
+      await x.callTool({ name: "edgegym_reply", arguments: { content: "<move>5</move>" } });
+      // x's wait is answered only once o has moved.
+      const waiting = x.callTool({ name: "edgegym_wait", arguments: { max_seconds: 20 } });
+      const oTurn = await o.callTool({ name: "edgegym_wait", arguments: {} });
+      expect(text(oTurn)).toMatch(/X played 5/);
+      await new Promise((r) => setTimeout(r, 300));
+      await o.callTool({ name: "edgegym_reply", arguments: { content: "<move>1</move>" } });
+      const xTurn = await waiting;
+      expect(text(xTurn)).toMatch(/O played 1/);
+      expect(xTurn._meta).toMatchObject({ "edgegym/step": { seat: "x", to_play: "x", turn: 2 } });
+    } finally {
+      await x.close();
+      await o.close();
+    }
+    const view = await http(`${server.url}/v1/episodes/${id}?seat=o`, "GET", undefined, auth);
+    expect(view.json.messages.filter((m: { role: string }) => m.role === "assistant").map((m: { content: string }) => m.content)).toEqual(["<move>1</move>"]);
   });
 });

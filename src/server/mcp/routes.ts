@@ -4,8 +4,11 @@ import type { AppEnv, ServerConfig } from "../context.js";
 import type { EpisodeService } from "../episodes/episode-service.js";
 import { ApiError } from "../errors.js";
 import { findForbiddenKey, jsonDepth, MAX_JSON_DEPTH } from "../middleware/json-body.js";
+import type { Episode, EpisodeQuery } from "../../protocol/index.js";
+import type { Tenant } from "../tenants/keys.js";
+import { clientSeats, episodeHead, seatToReadThrough, sessionSeat } from "../wire-seats.js";
 
-/** Where an episode's MCP server lives (streamable HTTP). */
+/** Where an episode's MCP server lives (streamable HTTP); a seated episode's seat is `?seat=<seat>`. */
 export const MCP_EPISODE_PATH = "/mcp/episodes/:id";
 
 /**
@@ -27,6 +30,31 @@ function jsonRpcError(c: Context<AppEnv>, status: number, code: number, message:
 function readsOpening(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((m) => typeof m === "object" && m !== null && ["initialize", "prompts/get"].includes((m as { method?: unknown }).method as string));
+}
+
+/**
+ * The episode as the MCP server shows it, and the seat it plays: a one-player episode as
+ * read; a seated one as the seat `?seat=` names, else the only seat a client plays (read as
+ * that seat, never whole). Clients playing several seats and no `?seat=` is 422
+ * `seat_required`: each agent connects to its own seat's URL.
+ */
+async function episodeForMcp(service: EpisodeService, viewer: Tenant, id: string, query: EpisodeQuery, named: string | undefined): Promise<{ head: Episode; seat?: string }> {
+  if (named === undefined) {
+    let head: Episode | undefined;
+    try {
+      head = await service.get(viewer, id, query);
+    } catch (err) {
+      if (seatToReadThrough(err) === undefined) throw err;
+    }
+    if (head && head.seats === undefined) return { head };
+  }
+  const probe = await episodeHead(service, viewer, id);
+  const seat = sessionSeat(probe, named);
+  if (seat === undefined) {
+    const clients = clientSeats(probe);
+    throw new ApiError("seat_required", `clients play ${clients.join(" and ")} in this episode: connect each agent to its seat's URL, /mcp/episodes/${id}?seat=<seat>`, { client_seats: clients });
+  }
+  return { head: await service.get(viewer, id, { ...query, seat }), seat };
 }
 
 /**
@@ -53,16 +81,16 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, service: EpisodeServ
     }
     const forbidden = findForbiddenKey(parsed);
     if (forbidden) return jsonRpcError(c, 400, -32600, `forbidden key at ${forbidden.join(".")}`, { code: "invalid_request", status: 400 });
-    let head;
+    let episode;
     try {
       // Only initialize and prompts/get show the opening messages: other requests read the head alone.
       const query = readsOpening(parsed) ? { from_turn: 0, limit: 1 } : { from_turn: Number.MAX_SAFE_INTEGER };
-      head = await service.get(viewer, c.req.param("id"), query);
+      episode = await episodeForMcp(service, viewer, c.req.param("id"), query, c.req.query("seat"));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      return jsonRpcError(c, err.status, EDGEGYM_JSONRPC_CODE, err.message, { code: err.code, status: err.status });
+      return jsonRpcError(c, err.status, EDGEGYM_JSONRPC_CODE, err.message, { code: err.code, status: err.status, ...(err.details === undefined ? {} : { details: err.details }) });
     }
-    const server = episodeMcpServer(service, viewer, head, config.version);
+    const server = episodeMcpServer(service, viewer, episode.head, config.version, episode.seat);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: config.bodyLimitBytes });
     await server.connect(transport);
     try {
