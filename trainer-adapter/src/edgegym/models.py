@@ -451,12 +451,24 @@ class ScoreComponent(_Response):
 SCORE_FAILURE_CODES = frozenset({"verifier_timeout", "reward_file_missing", "reward_file_empty", "reward_file_invalid", "sandbox_lost", "score_timeout"})
 
 
+def _score_failure(components: list[ScoreComponent]) -> str | None:
+    for c in components:
+        if c.weight and c.error and c.error.split(":", 1)[0] in SCORE_FAILURE_CODES:
+            return c.error
+    return None
+
+
 class SeatScore(_Response):
     """One seat's score: the rubric run over that seat's own conversation."""
 
     reward: float
     components: list[ScoreComponent]
     metrics: dict[str, float]
+
+    @property
+    def failure(self) -> str | None:
+        """As ``Score.failure``, for this seat's components."""
+        return _score_failure(self.components)
 
 
 class Score(_Response):
@@ -470,10 +482,7 @@ class Score(_Response):
     @property
     def failure(self) -> str | None:
         """The error of the first weighted component that could not be scored (``"verifier_timeout: …"``), else None."""
-        for c in self.components:
-            if c.weight and c.error and c.error.split(":", 1)[0] in SCORE_FAILURE_CODES:
-                return c.error
-        return None
+        return _score_failure(self.components)
 
 
 class ScoreResponse(_Response):

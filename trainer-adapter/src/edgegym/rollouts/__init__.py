@@ -2,6 +2,7 @@
 
 from .chat_tokens import ChatTokens, TemplateError
 from .collector import CollectorSettings, RolloutCollector, TemplateChanged
+from .seated import seat_turns
 from .generator import Generation, Generator, SamplingParams
 from .harness import (
     HarnessCollector,
@@ -24,6 +25,7 @@ __all__ = [
     "CollectorSettings",
     "RolloutCollector",
     "TemplateChanged",
+    "seat_turns",
     "StoredEpisode",
     "StoredTurn",
     "Trajectory",

@@ -12,6 +12,7 @@ from ..client import AsyncClient
 from ..models import message_dict
 from .chat_tokens import ChatTokens
 from .generator import Generator, SamplingParams
+from .seated import load_seat_rollout, play_seated
 from .tool_calls import HermesToolCallParser, ToolCallParser
 from .trajectory import TrajectoryUnavailable, read_episode, rebuild, stop_token_ids, template_hash
 from .types import Rollout, RolloutGroup, ScaleRewards, TaskRef, assign_advantages
@@ -64,6 +65,10 @@ class CollectorSettings:
     #: The ``template_hash`` sent with every step. Default: ``trajectory.template_hash`` of the
     #: tokenizer and ``template_kwargs``, computed once.
     template_hash: str | None = None
+    #: A multi-player environment's reset ``seats``: who plays each seat, "client" or one of the
+    #: environment's policies (``{"o": "minimax"}``); seats left out take the environment's default
+    #: (tic-tac-toe-2p: both "client", self-play). Every client seat is played by the generator.
+    seats: dict[str, str] | None = None
 
 
 class RolloutCollector:
@@ -79,6 +84,14 @@ class RolloutCollector:
     the server after a crash. A step the server answers with ``template_change`` fails
     its rollout (``error`` starts with ``TemplateChanged: template_changed``): it is left
     out of training and of its group's advantages rather than trained on.
+
+    A seated environment (``EnvInfo.seats``, docs/multi-agent.md) is played seat by seat:
+    one model call per move of a client seat, each seat's trajectory kept apart with its own
+    tokens and mask (``edgegym.rollouts.seated``), every client seat sampled from the same
+    generator (self-play shares one policy). ``collect`` then groups per seat: a group is one
+    task's seat across the ``num_generations`` episodes, its advantages from
+    ``score.seats[seat].reward``, and only seats that are client-played and ``trainable``
+    make groups (a simulated user's seat is never trained on).
 
     >>> collector = RolloutCollector(gym, generator, tokenizer)
     >>> groups = await collector.collect("my-env", [TaskRef(index=0, seed=1)], num_generations=8)
@@ -103,9 +116,25 @@ class RolloutCollector:
         self._slots = asyncio.Semaphore(self.settings.max_concurrency)
         self.template_hash = self.settings.template_hash or template_hash(tokenizer, self.settings.template_kwargs)
         self._stop_ids = stop_token_ids(tokenizer, self.settings.sampling.stop_token_ids)
+        self._envs: dict[str, m.EnvInfo] = {}
+
+    async def env_info(self, env_id: str) -> m.EnvInfo:
+        """``GET /v1/envs/{env_id}``, read once per collector (whether it has seats, and which)."""
+        if env_id not in self._envs:
+            self._envs[env_id] = await self.client.env(env_id)
+        return self._envs[env_id]
 
     async def collect(self, env_id: str, tasks: Sequence[TaskRef], num_generations: int) -> list[RolloutGroup]:
-        """``num_generations`` rollouts of each task, all in flight together (bounded by max_concurrency)."""
+        """``num_generations`` rollouts of each task, all in flight together (bounded by max_concurrency).
+
+        A seated environment gives one group per task and trainable client seat (see the
+        class); raises ``ValueError`` when no seat is both, or when ``settings.seats`` is set
+        for a one-player environment."""
+        info = await self.env_info(env_id)
+        if info.seats:
+            return await self._collect_seated(env_id, info, tasks, num_generations)
+        if self.settings.seats:
+            raise ValueError(f"{env_id} has one player and no seats: leave CollectorSettings.seats unset")
         per_task = [
             [asyncio.create_task(self.run_episode(env_id, task)) for _ in range(num_generations)] for task in tasks
         ]
@@ -113,8 +142,40 @@ class RolloutCollector:
         assign_advantages(groups, self.settings.scale_rewards)
         return groups
 
+    async def _collect_seated(self, env_id: str, info: m.EnvInfo, tasks: Sequence[TaskRef], num_generations: int) -> list[RolloutGroup]:
+        trainable = {s.name for s in info.seats or [] if s.trainable}
+        train = [seat for seat in info.client_seats(self.settings.seats) if seat in trainable]
+        if not train:
+            raise ValueError(
+                f"{env_id}: no seat is both played by the client and trainable under seats={self.settings.seats or {}} "
+                f"(seats: {[(s.name, s.default, s.trainable) for s in info.seats or []]}): nothing to train on"
+            )
+        per_task = [[asyncio.create_task(self.run_seated_episode(env_id, task)) for _ in range(num_generations)] for task in tasks]
+        groups: list[RolloutGroup] = []
+        for task, jobs in zip(tasks, per_task):
+            episodes = await asyncio.gather(*jobs)
+            groups.extend(RolloutGroup(task=task, rollouts=[ep[seat] for ep in episodes], seat=seat) for seat in train)
+        assign_advantages(groups, self.settings.scale_rewards)
+        return groups
+
+    async def run_seated_episode(self, env_id: str, task: TaskRef) -> dict[str, Rollout]:
+        """One episode of a seated environment, the generator playing every client seat (under
+        ``settings.seats``, trainable or not): each seat's rollout, by seat. A failure of the
+        episode goes on the rollouts (``seated.play_seated``); raises only when the
+        environment cannot be read or leaves the client no seat."""
+        info = await self.env_info(env_id)
+        seats = info.client_seats(self.settings.seats)
+        if not seats:
+            raise ValueError(f"{env_id} has no seat the client plays under seats={self.settings.seats}")
+        async with self._slots:
+            return await play_seated(self, env_id, task, seats)
+
     async def run_episode(self, env_id: str, task: TaskRef) -> Rollout:
-        """One episode. Never raises: a failure is reported on the rollout with its error."""
+        """One episode. Never raises: a failure is reported on the rollout with its error.
+
+        With ``settings.seats`` leaving the client one seat of a seated environment (e.g.
+        ``{"o": "minimax"}``) that seat is played here as a one-player episode (its steps may
+        leave their seat out); self-play needs ``run_seated_episode``."""
         rollout = Rollout(env_id=env_id, task=task, policy_version=self.policy_version())
         async with self._slots:
             await self._guarded(rollout, self._run(env_id, task, rollout))
@@ -147,7 +208,7 @@ class RolloutCollector:
         scored, and the tokens end on the next turn's generation prompt). Returns the
         transcript, the turn reached and whether the episode is done."""
         s = self.settings
-        reset = await self.client.reset(env_id, split=task.split, index=task.index, seed=task.seed, args=s.env_args)
+        reset = await self.client.reset(env_id, split=task.split, index=task.index, seed=task.seed, args=s.env_args, seats=s.seats)
         rollout.episode_id = reset.episode_id
         rollout.index, rollout.seed = reset.index, reset.seed
         chat = self._chat(reset.tools)
@@ -378,7 +439,7 @@ class RolloutCollector:
 
     # --- rebuilding from the server ----------------------------------------------------
 
-    async def rollout_from_server(self, episode_id: str, *, prompt_through: int | None = None, policy_version: int = 0) -> Rollout:
+    async def rollout_from_server(self, episode_id: str, *, prompt_through: int | None = None, policy_version: int = 0, seat: str | None = None) -> Rollout:
         """The rollout of a stored episode, rebuilt from the tokens its steps carried: what
         a trainer that crashed mid-batch needs instead of rolling out again.
 
@@ -392,12 +453,19 @@ class RolloutCollector:
         turn has no sampled tokens or was sampled under another template, when the
         episode's ``template_changes`` is not empty, or when it is still active unscored
         (unfinished).
+
+        ``seat``: one seat's trajectory of a seated episode, as ``collect`` built it, from
+        that seat's view (``seated.seat_turns``); its turns (and ``prompt_through``) count
+        the seat's own moves, and its reward is ``score.seats[seat]``.
         """
-        r = Rollout(env_id="", task=TaskRef(index=None, seed=None), episode_id=episode_id, policy_version=policy_version)
+        r = Rollout(env_id="", task=TaskRef(index=None, seed=None), episode_id=episode_id, policy_version=policy_version, seat=seat)
 
         async def load() -> None:
-            stored = await read_episode(self.client, episode_id)
+            stored = await read_episode(self.client, episode_id, seat=seat)
             ep = stored.episode
+            if seat is not None:
+                await load_seat_rollout(self, r, stored, seat, prompt_through or 0)
+                return
             through = prompt_through if prompt_through is not None else (ep.parent.turn if ep.parent else 0)
             r.env_id, r.index, r.seed = ep.env_id, ep.index, ep.seed
             r.task = TaskRef(index=ep.index, seed=ep.seed, split=ep.split)
@@ -428,17 +496,20 @@ class RolloutCollector:
         await self._guarded(r, load(), close=False)
         return r
 
-    async def groups_from_server(self, groups: Sequence[Sequence[str]], *, policy_version: int = 0) -> list[RolloutGroup]:
+    async def groups_from_server(self, groups: Sequence[Sequence[str | tuple[str, str]]], *, policy_version: int = 0) -> list[RolloutGroup]:
         """A batch rebuilt from the server: ``groups`` lists each group's episode ids (as
-        ``[[r.episode_id for r in g.rollouts] for g in groups]`` saved before a crash).
+        ``[[r.episode_id for r in g.rollouts] for g in groups]`` saved before a crash), or for
+        a seated environment ``(episode_id, seat)`` pairs
+        (``[[(r.episode_id, r.seat) for r in g.rollouts] for g in groups]``).
         Every rollout is rebuilt with ``rollout_from_server`` (at most ``max_concurrency``
         reads at once), each group's task is its first rollout's, and GRPO advantages are
         assigned as ``collect`` assigns them; a rollout that cannot be rebuilt carries its
         error and gets advantage 0."""
 
-        async def one(episode_id: str) -> Rollout:
+        async def one(entry: str | tuple[str, str]) -> Rollout:
+            episode_id, seat = (entry, None) if isinstance(entry, str) else entry
             async with self._slots:
-                return await self.rollout_from_server(episode_id, policy_version=policy_version)
+                return await self.rollout_from_server(episode_id, policy_version=policy_version, seat=seat)
 
         rebuilt = [await asyncio.gather(*(one(e) for e in ids)) for ids in groups]
         out: list[RolloutGroup] = []
@@ -447,6 +518,8 @@ class RolloutCollector:
             task = first.task if first is not None else TaskRef(index=None, seed=None)
             forked = {(r.parent_episode_id, r.fork_turn) for r in rollouts}
             parent, turn = forked.pop() if len(forked) == 1 else (None, None)
-            out.append(RolloutGroup(task=task, rollouts=list(rollouts), parent_episode_id=parent, fork_turn=turn))
+            seats = {r.seat for r in rollouts}
+            seat = seats.pop() if len(seats) == 1 else None
+            out.append(RolloutGroup(task=task, rollouts=list(rollouts), parent_episode_id=parent, fork_turn=turn, seat=seat))
         assign_advantages(out, self.settings.scale_rewards)
         return out

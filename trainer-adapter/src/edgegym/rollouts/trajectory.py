@@ -87,11 +87,12 @@ def split_turns(page: m.Episode) -> list[StoredTurn]:
     return out
 
 
-async def read_episode(client: Any, episode_id: str, *, upto_turn: int | None = None, page_turns: int = 100) -> StoredEpisode:
+async def read_episode(client: Any, episode_id: str, *, upto_turn: int | None = None, page_turns: int = 100, seat: str | None = None) -> StoredEpisode:
     """Reads an episode's turns 0 … ``upto_turn`` (default: all) through the paged GET, so a
-    long episode never comes back as one response. ``client`` is an ``AsyncClient``."""
+    long episode never comes back as one response. ``client`` is an ``AsyncClient``.
+    ``seat``: one seat's view of a seated episode (each turn then holds that seat's messages)."""
     stored: StoredEpisode | None = None
-    pages: AsyncIterator[m.Episode] = client.episode_pages(episode_id, page_turns=page_turns)
+    pages: AsyncIterator[m.Episode] = client.episode_pages(episode_id, page_turns=page_turns, **({"seat": seat} if seat else {}))
     async for page in pages:
         turns = split_turns(page)
         if stored is None:

@@ -29,6 +29,12 @@ class Rollout:
     environment's tokens. ``env_mask`` is 1 on model tokens and 0 on environment
     tokens, so the loss never trains on environment text; ``logprobs`` are the
     sampling logprobs of model tokens (0.0 on environment tokens).
+
+    In a seated episode (several players, docs/multi-agent.md) a rollout is one seat's
+    trajectory (``seat``): its own conversation only, so ``env_mask`` is 1 on that seat's
+    sampled tokens and everything another seat did reaches it as environment text. The
+    rollouts of one episode's seats share ``episode_id``; ``reward`` is the seat's own
+    (``score.seats[seat]``) and ``turns`` the number of moves it made.
     """
 
     env_id: str
@@ -62,6 +68,8 @@ class Rollout:
     #: generation prompt) and ``completion_ids`` the fork's own turns only.
     parent_episode_id: str | None = None
     fork_turn: int | None = None
+    #: The seat whose trajectory this is, in a seated episode; None for a one-player episode.
+    seat: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -75,7 +83,9 @@ class Rollout:
 @dataclass
 class RolloutGroup:
     """num_generations rollouts of one task (or n forks of one episode's state), with GRPO
-    advantages over the ones that succeeded."""
+    advantages over the ones that succeeded. In a seated environment a group is one seat of
+    one task (``seat``): its advantages compare that seat with the same seat of the other
+    episodes, never x with o."""
 
     task: TaskRef
     rollouts: list[Rollout]
@@ -83,6 +93,8 @@ class RolloutGroup:
     #: prefix), so advantages compare continuations of one mid-episode state.
     parent_episode_id: str | None = None
     fork_turn: int | None = None
+    #: The seat every rollout of the group played, in a seated environment.
+    seat: str | None = None
 
     @property
     def rewards(self) -> list[float | None]:
