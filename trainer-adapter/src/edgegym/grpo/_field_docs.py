@@ -9,6 +9,7 @@ FIELD_DOCS: dict[str, str] = {
     'env_id': 'Environment id to train on. Required.',
     'env_args': 'Environment arguments sent with every reset.',
     'split': 'Dataset split the tasks come from.',
+    'seats': 'A multi-player environment\'s seats (docs/multi-agent.md): who plays each, "client" (the model being trained) or one of the environment\'s policies, e.g. {o = "minimax"}; seats left out take the environment\'s default (tic-tac-toe-2p: both client, self-play). Every client seat is played by the one model, and the seats that are client-played and trainable are trained, each grouped on its own (x with x, o with o) for the advantages.',
     'backend': '"vllm" (a vLLM server, GPUs) or "transformers" (in-process, CPU or one small GPU).',
     'vllm_url': 'vLLM server base URL (backend "vllm").',
     'vllm_model': 'Served model name on vLLM (the --served-model-name, default the model path you served).',

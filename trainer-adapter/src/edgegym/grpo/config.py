@@ -32,6 +32,11 @@ class GRPOConfig(TomlConfig):
     env_args: dict[str, Any] = field(default_factory=dict)
     #: Dataset split the tasks come from.
     split: Literal["train", "eval"] = "train"
+    #: A multi-player environment's seats (docs/multi-agent.md): who plays each, "client" (the model being trained) or
+    #: one of the environment's policies, e.g. {o = "minimax"}; seats left out take the environment's default
+    #: (tic-tac-toe-2p: both client, self-play). Every client seat is played by the one model, and the seats that are
+    #: client-played and trainable are trained, each grouped on its own (x with x, o with o) for the advantages.
+    seats: dict[str, str] = field(default_factory=dict)
 
     # --- generation -------------------------------------------------------------------
     #: "vllm" (a vLLM server, GPUs) or "transformers" (in-process, CPU or one small GPU).
@@ -196,6 +201,10 @@ class GRPOConfig(TomlConfig):
         need(self.top_k >= 0, "top_k must be ≥ 0 (0 turns it off)")
         need(self.num_batches_ahead >= 0, "num_batches_ahead must be ≥ 0 (0 = synchronous)")
         need(self.max_concurrency >= 1, "max_concurrency must be at least 1")
+        need(
+            all(isinstance(k, str) and k and isinstance(v, str) and v for k, v in self.seats.items()),
+            f"seats = {self.seats!r}: map each seat to \"client\" or a policy name, e.g. seats = {{ o = \"minimax\" }}",
+        )
         need(self.importance_sampling_cap > 1, "importance_sampling_cap must exceed 1 (TRL uses 3.0)")
         need(self.max_grad_norm > 0, "max_grad_norm must be positive")
         need(self.warmup_steps >= 0, "warmup_steps must be ≥ 0")

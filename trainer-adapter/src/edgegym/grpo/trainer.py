@@ -43,8 +43,27 @@ def _lr_lambda(config: GRPOConfig):
     return f
 
 
+def _seat_metrics(rollouts: list[Rollout]) -> dict[str, Any]:
+    """A seated environment's figures per seat: ``seat/<seat>/reward_mean``, its rollouts and
+    failures, and the mean of each metric its score reports (tic-tac-toe: win, draw, loss)."""
+    out: dict[str, Any] = {}
+    for seat in sorted({r.seat for r in rollouts if r.seat is not None}):
+        mine = [r for r in rollouts if r.seat == seat]
+        ok = [r for r in mine if r.ok]
+        out[f"seat/{seat}/rollouts"] = len(mine)
+        out[f"seat/{seat}/failed"] = len(mine) - len(ok)
+        out[f"seat/{seat}/reward_mean"] = statistics.fmean([float(r.reward) for r in ok]) if ok else float("nan")  # type: ignore[arg-type]
+        for name in sorted({n for r in ok for n in r.metrics}):
+            out[f"seat/{seat}/{name}"] = statistics.fmean([r.metrics.get(name, 0.0) for r in ok])
+    return out
+
+
 class GRPOTrainer:
     """Trains ``config.model`` on ``config.env_id`` with GRPO.
+
+    A seated environment (``config.seats``) is played by this one model in every client
+    seat; the rollouts of the seats that are client-played and trainable are trained on
+    together, each seat's group advantages computed from its own reward.
 
     Pass ``model`` / ``tokenizer`` / ``generator`` to use objects you built (tests and
     notebooks do); otherwise they are loaded from the config. Call ``train()``.
@@ -165,6 +184,7 @@ class GRPOTrainer:
                     max_seq_len=c.max_seq_len,
                     env_args=c.env_args or None,
                     scale_rewards=c.scale_rewards,
+                    seats=c.seats or None,
                 ),
                 policy_version=lambda: self.version,
             )
@@ -272,6 +292,7 @@ class GRPOTrainer:
         names = sorted({n for r in ok for n in r.components})
         for n in names:
             metrics[f"reward/{n}"] = statistics.fmean([r.components.get(n, 0.0) for r in ok])
+        metrics.update(_seat_metrics(rollouts))
         errors = [r.error for r in rollouts if r.error]
         if errors:
             metrics["first_error"] = errors[0]
