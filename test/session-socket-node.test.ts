@@ -104,6 +104,32 @@ describe("the /v1/ws session socket on Node", () => {
     client.socket.close();
   });
 
+  it("carries seats: a self-play game on one socket, each step naming its seat, a seat's retry on a new socket the same bytes", async () => {
+    const first = await Client.open(ws, alice);
+    const reset = await first.ask({ op: "reset", env_id: "tic-tac-toe-2p", body: { seed: 4, seats: { x: "client", o: "client" } } });
+    expect(reset).toMatchObject({ status: 201, body: { to_play: "x" } });
+    const id = reset.body.episode_id as string;
+    const x = { role: "assistant", content: "<think>fork them</think><move>5</move>" };
+    // Sent at once for the same turn: o's is refused whichever runs first (not_your_turn, or turn_conflict after x's), x's is applied.
+    const [outOfTurn, moved] = await Promise.all([
+      first.ask({ op: "step", episode_id: id, body: { turn: 0, seat: "o", message: { role: "assistant", content: "<move>1</move>" } } }),
+      first.ask({ op: "step", episode_id: id, body: { turn: 0, seat: "x", message: x } }),
+    ]);
+    expect(moved).toMatchObject({ status: 200, body: { turn: 1, to_play: "o" } });
+    expect(moved.text).not.toContain("fork them");
+    expect(outOfTurn.status).toBe(409);
+    expect(["not_your_turn", "turn_conflict"]).toContain(outOfTurn.error.code);
+    first.socket.terminate();
+
+    const second = await Client.open(ws, alice);
+    expect((await second.ask({ id: moved.id, op: "step", episode_id: id, body: { turn: 0, seat: "x", message: x } })).text).toBe(moved.text);
+    expect(await second.ask({ op: "step", episode_id: id, body: { turn: 1, seat: "x", message: { role: "assistant", content: "<move>1</move>" } } })).toMatchObject({ status: 409, error: { code: "not_your_turn", details: { to_play: "o" } } });
+    const o = await second.ask({ op: "step", episode_id: id, body: { turn: 1, seat: "o", message: { role: "assistant", content: "<move>1</move>" } } });
+    expect(o).toMatchObject({ status: 200, body: { turn: 2, to_play: "x" } });
+    expect(await second.ask({ op: "get", episode_id: id, query: { seat: "o" } })).toMatchObject({ status: 200, body: { seat: "o", to_play: "x" } });
+    second.socket.close();
+  });
+
   it("loses nothing when the socket drops: a new socket retries the step in flight (same bytes) and continues the episode", async () => {
     const first = await Client.open(ws, alice);
     const reset = await first.ask({ op: "reset", env_id: "tic-tac-toe", body: { seed: 2, args: { opponent: "random" } }, idempotency_key: "drop-1" });

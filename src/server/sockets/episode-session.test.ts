@@ -84,4 +84,39 @@ describe("EpisodeSocketSession", () => {
     expect(JSON.parse(session.refuse({ kind: "too_large", bytes: 2000, limit: 1000 }))).toMatchObject({ id: null, status: 413, error: { code: "payload_too_large" } });
     expect(JSON.parse(session.refuse({ kind: "binary" }))).toMatchObject({ id: null, status: 400, error: { code: "malformed_json" } });
   });
+
+  it("carries seats: reset takes seats, steps name their seat, replies say to_play, and seat errors are frames with their codes", async () => {
+    const reset = await ask(session, { id: "r", op: "reset", env_id: "kuhn-poker", body: { index: 5, seats: { p2: "client" } } });
+    expect(reset.json).toMatchObject({ id: "r", status: 201, body: { to_play: "p1" } });
+    const id = reset.json.body.episode_id as string;
+    const bet = { role: "assistant", content: "<think>I hold a strong card</think><action>bet</action>" };
+
+    const early = await ask(session, { id: 1, op: "step", episode_id: id, body: { turn: 0, seat: "p2", message: { role: "assistant", content: "<action>check</action>" } } });
+    expect(early.json).toMatchObject({ id: 1, status: 409, error: { code: "not_your_turn", details: { to_play: "p1", seat: "p2" } } });
+    expect((await ask(session, { id: 2, op: "step", episode_id: id, body: { turn: 0, message: bet } })).json).toMatchObject({ status: 422, error: { code: "seat_required", details: { client_seats: ["p1", "p2"] } } });
+    expect((await ask(session, { id: 3, op: "step", episode_id: id, body: { turn: 0, seat: "p9", message: bet } })).json).toMatchObject({ status: 422, error: { code: "unknown_seat" } });
+
+    const first = await ask(session, { id: 4, op: "step", episode_id: id, body: { turn: 0, seat: "p1", message: bet } });
+    expect(first.json).toMatchObject({ id: 4, status: 200, body: { turn: 1, to_play: "p2", done: false } });
+    // p2's reply: its opening and p1's action word, never p1's text.
+    expect(first.json.body.messages.at(-1).content).toMatch(/^Your opponent bet 1 chip/);
+    expect(first.text).not.toContain("strong card");
+    // A retry of p1's step is the stored reply, byte for byte; the same turn by p2 is a conflict.
+    const retry = await ask(session, { id: 4, op: "step", episode_id: id, body: { turn: 0, seat: "p1", message: bet } });
+    expect(retry.text).toBe(first.text);
+    expect((await ask(session, { id: 5, op: "step", episode_id: id, body: { turn: 0, seat: "p2", message: bet } })).json).toMatchObject({ status: 409, error: { code: "turn_conflict" } });
+
+    // The whole log waits for the end; one seat's view does not.
+    expect((await ask(session, { id: 6, op: "get", episode_id: id })).json).toMatchObject({ status: 422, error: { code: "seat_required" } });
+    const p2 = await ask(session, { id: 7, op: "get", episode_id: id, query: { seat: "p2" } });
+    expect(p2.json.body).toMatchObject({ seat: "p2", to_play: "p2", seats: { p1: "client", p2: "client" } });
+    expect(p2.text).not.toContain("strong card");
+
+    const fold = await ask(session, { id: 8, op: "step", episode_id: id, body: { turn: 1, seat: "p2", message: { role: "assistant", content: "<action>fold</action>" } } });
+    expect(fold.json).toMatchObject({ status: 200, body: { done: true, to_play: null } });
+    const score = await ask(session, { id: 9, op: "score", episode_id: id });
+    expect(Object.keys(score.json.body.score.seats)).toEqual(["p1", "p2"]);
+    expect((await ask(session, { id: 10, op: "get", episode_id: id })).json).toMatchObject({ status: 200, body: { done: true } });
+    expect((await ask(session, { id: 11, op: "reset", env_id: "reverse-text", body: { seats: { x: "client" } } })).json).toMatchObject({ status: 422, error: { code: "seats_unsupported" } });
+  });
 });
