@@ -68,6 +68,9 @@ ErrorCode = Literal[
     "seats_unsupported",
     "seat_required",
     "no_client_seat",
+    # OpenEnv and ORS sessions: an action naming another seat than the session's, and a wire that cannot play self-play.
+    "seat_mismatch",
+    "client_seats_unsupported",
 ]
 
 
