@@ -35,6 +35,25 @@ describe("an episode as an MCP server on the Worker", () => {
     expect(row).toEqual({ turn: 2, status: "done" });
   });
 
+  it("plays the seats of a self-play game on their own URLs, edgegym_wait answering once the other seat has moved", async () => {
+    const reset = await workerFetch("http://edgegym.test/v1/envs/tic-tac-toe-2p/episodes", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ seed: 3 }) });
+    const { episode_id: id } = (await reset.json()) as { episode_id: string };
+    const seat = async (name: string) => {
+      const client = new Client({ name: `agent-${name}`, version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://edgegym.test/mcp/episodes/${id}?seat=${name}`), { fetch: workerFetch }));
+      return client;
+    };
+    const [x, o] = [await seat("x"), await seat("o")];
+    const text = (result: unknown) => ((result as { content: { text: string }[] }).content ?? []).map((c) => c.text).join("\n");
+    await x.callTool({ name: "edgegym_reply", arguments: { content: "<move>5</move>" } });
+    const waiting = x.callTool({ name: "edgegym_wait", arguments: { max_seconds: 10 } });
+    expect(text(await o.callTool({ name: "edgegym_wait", arguments: {} }))).toMatch(/X played 5/);
+    await o.callTool({ name: "edgegym_reply", arguments: { content: "<move>1</move>" } });
+    expect(text(await waiting)).toMatch(/O played 1/);
+    await x.close();
+    await o.close();
+  });
+
   it("mcp-units (its MCP server is a child process) is declared on the Worker and answers env_unavailable", async () => {
     const reset = await workerFetch("http://edgegym.test/v1/envs/mcp-units/episodes", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(reset.status).toBe(422);
