@@ -19,6 +19,8 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The error body's `details` (a seat error's `to_play`, `seats`…), when it had any. */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }
@@ -56,14 +58,19 @@ export async function apiText(method: "GET" | "POST" | "DELETE", path: string, b
   if (!res.ok) {
     let code = "http_error";
     let message = `${res.status} ${res.statusText}`;
+    let details: Record<string, unknown> | undefined;
     try {
       const parsed = JSON.parse(text) as Partial<ErrorBody>;
-      if (parsed.error) ({ code, message } = parsed.error);
+      if (parsed.error) {
+        ({ code, message } = parsed.error);
+        const d = parsed.error.details;
+        if (d && typeof d === "object" && !Array.isArray(d)) details = d as Record<string, unknown>;
+      }
     } catch {
       // not our error body (a proxy's page): keep the status line
     }
     if (res.status === 401) for (const l of unauthorizedListeners) l();
-    throw new ApiFailure(res.status, code, message);
+    throw new ApiFailure(res.status, code, message, details);
   }
   return text;
 }

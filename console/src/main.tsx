@@ -40,7 +40,7 @@ function Page({ path, query }: { path: string; query: URLSearchParams }) {
   const [a, b] = parts;
   if (!a || a === "envs") return b ? <EnvDetail envId={b} /> : <EnvList />;
   if (a === "play" && b) return <Play envId={b} query={query} />;
-  if (a === "episodes") return b ? <EpisodePage episodeId={b} /> : <EpisodeOpen />;
+  if (a === "episodes") return b ? <EpisodePage episodeId={b} seat={query.get("seat")} /> : <EpisodeOpen />;
   if (a === "evals") {
     if (b === "compare") return <EvalCompare a={query.get("a") ?? ""} b={query.get("b") ?? ""} />;
     return b ? <EvalJobPage evalId={b} /> : <EvalList />;

@@ -41,7 +41,9 @@ export function pythonScript(origin: string, log: PlayLog, withKey: boolean): st
     "turn = 0",
   ];
   for (const step of log.steps) {
-    lines.push(`reply = client.step(episode.episode_id, turn, ${py(step.message)})`, "turn = reply.turn", "print(reply.messages)");
+    // A seated episode's step names its seat.
+    const seat = typeof step.seat === "string" ? `, seat=${py(step.seat)}` : "";
+    lines.push(`reply = client.step(episode.episode_id, turn, ${py(step.message)}${seat})`, "turn = reply.turn", "print(reply.messages)");
   }
   if (log.scored) lines.push("print(client.score(episode.episode_id).score)");
   return lines.join("\n");

@@ -2,12 +2,15 @@ import type { Score } from "../../../src/protocol/index.js";
 
 const fmt = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(3));
 
-/** The reward and each rubric component with its weight (a bar per score in [0, 1]). */
-export function ScoreView({ score }: { score: Score }) {
+/**
+ * The reward and each rubric component with its weight (a bar per score in [0, 1]). A
+ * seated episode's top-level score is one seat's (the first a client plays): `seat` names it.
+ */
+export function ScoreView({ score, seat }: { score: Score; seat?: string | undefined }) {
   return (
     <section class="score" aria-label="score">
       <p class="reward">
-        reward <strong data-testid="reward">{fmt(score.reward)}</strong>
+        reward{seat ? ` of ${seat}` : ""} <strong data-testid="reward">{fmt(score.reward)}</strong>
       </p>
       <table>
         <thead>
@@ -41,6 +44,43 @@ export function ScoreView({ score }: { score: Score }) {
             .join(" · ")}
         </p>
       ) : null}
+    </section>
+  );
+}
+
+/**
+ * A seated episode's score per seat: who played it, its reward, and its figures (a game's
+ * win, draw, loss, the seat's moves). The reward above is the first seat a person played.
+ */
+export function SeatScores({ score, seats }: { score: Score; seats: Record<string, string> | undefined }) {
+  if (!score.seats) return null;
+  return (
+    <section aria-label="score per seat">
+      <h2>Per seat</h2>
+      <table data-testid="seat-scores">
+        <thead>
+          <tr>
+            <th>seat</th>
+            <th>player</th>
+            <th>reward</th>
+            <th>figures</th>
+          </tr>
+        </thead>
+        <tbody>
+          {Object.entries(score.seats).map(([seat, s]) => (
+            <tr key={seat} data-seat={seat}>
+              <td>{seat}</td>
+              <td>{seats?.[seat] === undefined ? "" : seats[seat] === "client" ? "you" : seats[seat]}</td>
+              <td data-testid={`seat-reward-${seat}`}>{fmt(s.reward)}</td>
+              <td class="muted">
+                {Object.entries(s.metrics)
+                  .map(([k, v]) => `${k} ${fmt(v)}`)
+                  .join(" · ")}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   );
 }

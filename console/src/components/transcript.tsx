@@ -9,7 +9,11 @@ export function Message({ entry, note }: { entry: TranscriptEntry; note?: string
   return (
     <div class={`msg msg-${m.role}`} data-role={m.role}>
       <div class="msg-head">
-        <span class="role">{m.role === "tool" ? `tool result${m.tool_call_id ? ` (${m.tool_call_id})` : ""}` : m.role}</span>
+        <span class="role">
+          {m.role === "tool" ? `tool result${m.tool_call_id ? ` (${m.tool_call_id})` : ""}` : m.role}
+          {/* A seated episode's whole log names the seat each message belongs to. */}
+          {m.name ? <span class="seat-name"> · {m.name}</span> : null}
+        </span>
         {note ? <span class="muted">{note}</span> : null}
       </div>
       {m.role === "tool" ? <ToolResultBlock result={readToolResult(text)} /> : text ? <pre class="msg-text">{text}</pre> : null}

@@ -6,6 +6,7 @@ import { Transcript } from "../components/transcript.js";
 import { href, navigate } from "../router.js";
 import { useLoad } from "../use-load.js";
 import { PageState } from "../components/page-state.js";
+import { CLIENT, playerLabel } from "../seats.js";
 
 export function EnvList() {
   const [envs] = useLoad(() => api<EnvListBody>("GET", "/v1/envs"), "envs");
@@ -70,21 +71,54 @@ function Examples({ env, split }: { env: EnvInfo; split: Split }) {
   );
 }
 
-/** Start form: split, task index or seed, and the args form generated from the environment's schema. */
+/**
+ * Who plays each seat of a multi-player environment: you (the client) or one of its
+ * policies, the environment's default first. At least one seat must be yours.
+ */
+function SeatPicker({ env, seats, onChange }: { env: EnvInfo; seats: Record<string, string>; onChange: (seats: Record<string, string>) => void }) {
+  return (
+    <fieldset>
+      <legend>seats</legend>
+      {(env.seats ?? []).map((seat) => (
+        <div class="field" key={seat.name}>
+          <label for={`seat-${seat.name}`}>
+            {seat.name} <span class="muted">({seat.description})</span>
+          </label>
+          <select id={`seat-${seat.name}`} value={seats[seat.name] ?? seat.default} onChange={(e) => onChange({ ...seats, [seat.name]: e.currentTarget.value })}>
+            {seat.players.map((p) => (
+              <option key={p} value={p}>
+                {p === CLIENT ? "you (client)" : `${playerLabel(p)}${env.policies?.[p] ? ` — ${env.policies[p]}` : ""}`}
+              </option>
+            ))}
+          </select>
+        </div>
+      ))}
+    </fieldset>
+  );
+}
+
+/** Start form: split, task index or seed, who plays each seat, and the args form generated from the environment's schema. */
 export function StartForm({ env }: { env: EnvInfo }) {
   const [args, setArgs] = useState<Record<string, unknown>>({});
   const [argsError, setArgsError] = useState<string | null>(null);
   const [split, setSplit] = useState<Split>("train");
   const [index, setIndex] = useState("");
+  const defaults = Object.fromEntries((env.seats ?? []).map((s) => [s.name, s.default]));
+  const [seats, setSeats] = useState<Record<string, string>>(defaults);
+  const seatsError = env.seats?.length && !Object.values(seats).includes(CLIENT) ? "Take at least one seat yourself (you (client)): the environment cannot play every seat." : null;
   return (
     <form
       class="start"
       aria-label="start an episode"
       onSubmit={(e) => {
         e.preventDefault();
+        if (seatsError) return;
         const q = new URLSearchParams({ split });
         if (index !== "") q.set("index", index);
         if (Object.keys(args).length) q.set("args", JSON.stringify(args));
+        // Only the seats changed from the environment's defaults: the rest the server fills in.
+        const changed = Object.fromEntries(Object.entries(seats).filter(([seat, player]) => defaults[seat] !== player));
+        if (Object.keys(changed).length) q.set("seats", JSON.stringify(changed));
         navigate(`/play/${encodeURIComponent(env.id)}?${q}`);
       }}
     >
@@ -99,6 +133,12 @@ export function StartForm({ env }: { env: EnvInfo }) {
         <label for="start-index">task index</label>
         <input id="start-index" type="number" min={0} placeholder="random" value={index} onInput={(e) => setIndex(e.currentTarget.value)} />
       </div>
+      {env.seats?.length ? <SeatPicker env={env} seats={seats} onChange={setSeats} /> : null}
+      {seatsError ? (
+        <p class="error" role="alert">
+          {seatsError}
+        </p>
+      ) : null}
       <fieldset>
         <legend>args</legend>
         <ArgsForm
@@ -111,7 +151,7 @@ export function StartForm({ env }: { env: EnvInfo }) {
         />
       </fieldset>
       {argsError ? <p class="error">{argsError}</p> : null}
-      <button type="submit" disabled={argsError !== null}>
+      <button type="submit" disabled={argsError !== null || seatsError !== null}>
         Start episode
       </button>
     </form>

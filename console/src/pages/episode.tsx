@@ -1,12 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
 import type { Episode } from "../../../src/protocol/index.js";
-import { api } from "../api.js";
+import { api, ApiFailure } from "../api.js";
 import { ForkChildren } from "../components/forks.js";
 import { AgentRunView, ModelCalls } from "../components/harness.js";
-import { ScoreView } from "../components/score.js";
+import { ScoreView, SeatScores } from "../components/score.js";
 import { Transcript } from "../components/transcript.js";
 import { href, navigate } from "../router.js";
-import { useLoad } from "../use-load.js";
+import { useLoad, type Loaded } from "../use-load.js";
 import { PageState } from "../components/page-state.js";
 import { episodeToolFacts, transcriptEntries, type EpisodeToolFacts } from "../tool-calls.js";
 
@@ -67,8 +67,57 @@ function ToolFacts({ facts }: { facts: EpisodeToolFacts }) {
   );
 }
 
-export function EpisodePage({ episodeId }: { episodeId: string }) {
-  const [ep, reload] = useLoad(() => api<Episode>("GET", `/v1/episodes/${encodeURIComponent(episodeId)}`), episodeId);
+/**
+ * A seated episode's episode: the whole log once it is done, one seat's view (`seat`)
+ * on request. While it runs the server gives only one seat's view (the whole log holds
+ * what one seat must not see of another), so the first seat's is shown, with the others a
+ * link away.
+ */
+async function loadEpisode(episodeId: string, seat: string | null): Promise<{ ep: Episode; seats: string[] }> {
+  const url = `/v1/episodes/${encodeURIComponent(episodeId)}`;
+  if (seat) {
+    const ep = await api<Episode>("GET", `${url}?seat=${encodeURIComponent(seat)}`);
+    return { ep, seats: Object.keys(ep.seats ?? {}) };
+  }
+  try {
+    const ep = await api<Episode>("GET", url);
+    return { ep, seats: Object.keys(ep.seats ?? {}) };
+  } catch (err) {
+    const names = err instanceof ApiFailure && err.code === "seat_required" && Array.isArray(err.details?.seats) ? (err.details.seats as string[]) : null;
+    if (!names?.[0]) throw err;
+    return { ep: await api<Episode>("GET", `${url}?seat=${encodeURIComponent(names[0])}`), seats: names };
+  }
+}
+
+/** Links to each seat's own conversation of a seated episode, and to the whole log once it is done. */
+function SeatViews({ episodeId, ep, seats }: { episodeId: string; ep: Episode; seats: string[] }) {
+  if (!seats.length) return null;
+  const base = `/episodes/${encodeURIComponent(episodeId)}`;
+  return (
+    <nav class="row" aria-label="seats" data-testid="seat-views">
+      <span class="muted">
+        {Object.entries(ep.seats ?? {})
+          .map(([seat, player]) => `${seat}: ${player}`)
+          .join(" · ")}
+        {ep.to_play ? ` · ${ep.to_play} to play` : ""}
+      </span>
+      {seats.map((seat) => (
+        <a key={seat} href={href(`${base}?seat=${encodeURIComponent(seat)}`)} aria-current={ep.seat === seat ? "page" : undefined}>
+          {seat}'s conversation
+        </a>
+      ))}
+      {ep.status !== "active" ? (
+        <a href={href(base)} aria-current={ep.seat === undefined ? "page" : undefined}>
+          whole log
+        </a>
+      ) : null}
+    </nav>
+  );
+}
+
+export function EpisodePage({ episodeId, seat = null }: { episodeId: string; seat?: string | null }) {
+  const [loaded, reload] = useLoad(() => loadEpisode(episodeId, seat), `${episodeId}|${seat ?? ""}`);
+  const ep: Loaded<Episode> = loaded.state === "ok" ? { state: "ok", value: loaded.value.ep } : loaded;
   // A harness episode's calls come in while its agent runs: shown live.
   const running = ep.state === "ok" && ep.value.agent?.status === "running";
   useEffect(() => {
@@ -104,18 +153,20 @@ export function EpisodePage({ episodeId }: { episodeId: string }) {
       {Object.keys(e.args).length ? <pre class="block">args {JSON.stringify(e.args, null, 2)}</pre> : null}
       {e.status === "active" && !e.agent ? (
         <p>
-          <a class="button" href={href(`/play/${encodeURIComponent(e.env_id)}?episode=${encodeURIComponent(e.episode_id)}`)}>
+          <a class="button" href={href(`/play/${encodeURIComponent(e.env_id)}?episode=${encodeURIComponent(e.episode_id)}${e.seats ? `&seats=${encodeURIComponent(JSON.stringify(e.seats))}` : ""}`)}>
             Continue playing
           </a>
         </p>
       ) : null}
+      {loaded.state === "ok" ? <SeatViews episodeId={episodeId} ep={e} seats={loaded.value.seats} /> : null}
       {toolFacts ? <ToolFacts facts={toolFacts} /> : null}
       <AgentRunView episode={e} />
-      <h2>Transcript</h2>
+      <h2>{e.seat ? `Transcript: ${e.seat}'s conversation` : "Transcript"}</h2>
       <Transcript messages={e.messages} notes={turnNotes(e)} />
       <ModelCalls episode={e} />
       <h2>Score</h2>
-      {e.score ? <ScoreView score={e.score} /> : <p class="muted">not scored</p>}
+      {e.score ? <ScoreView score={e.score} seat={Object.entries(e.seats ?? {}).find(([, player]) => player === "client")?.[0]} /> : <p class="muted">not scored</p>}
+      {e.score ? <SeatScores score={e.score} seats={e.seats} /> : null}
       {sampled.length ? (
         <>
           <h2>Sampled tokens</h2>
