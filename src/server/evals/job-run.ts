@@ -1,6 +1,6 @@
 import { EvalRequest, type EvalSummary } from "../../protocol/index.js";
 import type { EnvRegistry } from "../../envs/index.js";
-import { InProcessDriver, pendingRollouts, rolloutKey, rolloutSeed, runEval, samplingArgs, SummaryBuilder, type ChatModel, type RolloutSpec } from "../../eval/index.js";
+import { InProcessDriver, pendingRollouts, resolveRunSeats, rolloutKey, rolloutSeed, runEval, samplingArgs, SummaryBuilder, type ChatModel, type RolloutSpec } from "../../eval/index.js";
 import type { EvalJobRow } from "../db/schema.js";
 import { publicRollout, publicRolloutError } from "./public-errors.js";
 import { checkServerSampling, type SamplingLimits } from "./sampling-policy.js";
@@ -92,10 +92,13 @@ export class JobRun {
         rolloutIndex,
         seed: rolloutSeed(request.seed, exampleId, rolloutIndex),
       }));
+      // A seated environment is played with its default seats (EvalRequest names none): each row records who played which.
+      const seats = env.seats ? resolveRunSeats(await driver.describe(env.id), undefined) : undefined;
       const result = await runEval({
         envId: env.id,
         split: job.split,
         envArgs: request.env_args ?? {},
+        seats,
         driver,
         model: this.deps.makeModel(request),
         sampling: samplingArgs(request),

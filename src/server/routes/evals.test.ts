@@ -122,6 +122,31 @@ describe("POST /v1/evals", () => {
     expect(job.summary).toMatchObject({ rollouts: 3, reward: { mean: 1 }, stop_conditions: { no_tool_calls: 3 }, metrics: { tool_calls: 2 } });
   });
 
+  it("plays a seated environment with its default seats: the model on every client seat, each row naming who played which", async () => {
+    // Answers every seat with its lowest free cell (the model sees one seat's conversation at a time).
+    const m = await model((req) => {
+      const last = [...req.messages].reverse().find((x) => x.role === "user");
+      const board = typeof last?.content === "string" ? last.content.split("\n").filter((l) => /^\s*[XO1-9]\s*\|/.test(l)).join(" ") : "";
+      return { content: `<move>${board.match(/[1-9]/)?.[0] ?? 1}</move>` };
+    });
+    const { call, waitFor } = server({ config: { evalBaseUrl: m.baseUrl } });
+    const created = await call("POST", "/v1/evals", { env_id: "tic-tac-toe-2p", model: "m", num_examples: 2, rollouts_per_example: 1 });
+    expect(created.status, created.text).toBe(201);
+    const job = await waitFor(created.json.eval_id, (j) => j.status === "completed");
+    expect(job.summary).toMatchObject({ rollouts: 2, errors: 0, stop_conditions: { game_over: 2 } });
+    const rows = (await call("GET", `/v1/evals/${job.eval_id}/results`)).text.trim().split("\n").map((l) => JSON.parse(l));
+    for (const row of rows) {
+      expect(row.seats.x).toMatchObject({ player: "client", metrics: { win: 1 } });
+      expect(row.seats.o).toMatchObject({ player: "client", metrics: { loss: 1 } });
+      expect(row.reward).toBe(row.seats.x.reward);
+    }
+    // kuhn-poker's p2 is the environment's nash player by default: the row says so.
+    const kuhn = await call("POST", "/v1/evals", { env_id: "kuhn-poker", model: "m", num_examples: 1, rollouts_per_example: 1 });
+    const done = await waitFor(kuhn.json.eval_id, (j) => j.status === "completed");
+    const [row] = (await call("GET", `/v1/evals/${done.eval_id}/results`)).text.trim().split("\n").map((l) => JSON.parse(l));
+    expect(Object.entries(row.seats).map(([seat, s]) => [seat, (s as { player: string }).player])).toEqual([["p1", "client"], ["p2", "nash"]]);
+  });
+
   it("validates: unknown fields (a key or URL sent by the client), unknown env, bad args, a model name", async () => {
     const m = await model(reverseLastUser);
     const { call } = server({ config: { evalBaseUrl: m.baseUrl } });
