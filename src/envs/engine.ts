@@ -2,7 +2,7 @@ import type { AssistantMessage, ChatMessage, ErrorCode, Score, Split } from "../
 import { createRng, mixSeed } from "./rng.js";
 import { scoreRubric, type RewardInputs } from "./rubric.js";
 import { executeToolCalls } from "./tools.js";
-import type { AnyEnvironment, TaskRow } from "./types.js";
+import type { AnyEnvironment, StopCheck, TaskRow } from "./types.js";
 import { cloneState } from "./clone-state.js";
 import { addressed, applySeatMove, clientSeats, playPolicies, resolveSeats, seatAssignment, SeatError, seatedOpening, seatPromptLength, stepSeat, type SeatMove } from "./seat-play.js";
 import { seatView, type SeatAssignment } from "./seats.js";
@@ -218,6 +218,15 @@ function nextTallies(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: As
   return env.stopConditions.map(({ tally }, i) => (before[i] ?? 0) + (tally ? added.reduce((n, m) => n + tally.count(m, false), 0) : 0));
 }
 
+/** The first stop condition that fires after a step (each given its running total, when it keeps one). */
+function firstStop(env: AnyEnvironment, check: StopCheck<unknown>, tallies: readonly number[] | null): { name: string; truncates: boolean } | null {
+  for (const [i, condition] of env.stopConditions.entries()) {
+    const tally = condition.tally ? tallies?.[i] : undefined;
+    if (condition.check({ ...check, ...(tally === undefined ? {} : { tally }) })) return condition;
+  }
+  return null;
+}
+
 export interface StepOutcome {
   snapshot: EpisodeSnapshot;
   /**
@@ -287,14 +296,11 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
       done = true;
       stopReason = result.stopReason ?? "env_done";
     } else {
-      for (const [i, condition] of env.stopConditions.entries()) {
-        const tally = condition.tally ? tallies?.[i] : undefined;
-        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors, ...(tally === undefined ? {} : { tally }) })) {
-          done = true;
-          stopReason = condition.name;
-          truncated = condition.truncates;
-          break;
-        }
+      const stop = firstStop(env, { state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors }, tallies);
+      if (stop) {
+        done = true;
+        stopReason = stop.name;
+        truncated = stop.truncates;
       }
     }
     signal?.throwIfAborted();
@@ -363,14 +369,11 @@ async function stepSeated(env: AnyEnvironment, snapshot: EpisodeSnapshot, raw: A
       done = true;
       stopReason = moved.stopReason ?? "game_over";
     } else {
-      for (const [i, condition] of env.stopConditions.entries()) {
-        const tally = condition.tally ? tallies?.[i] : undefined;
-        if (condition.check({ state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors, ...(tally === undefined ? {} : { tally }) })) {
-          done = true;
-          stopReason = condition.name;
-          truncated = condition.truncates;
-          break;
-        }
+      const stop = firstStop(env, { state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors }, tallies);
+      if (stop) {
+        done = true;
+        stopReason = stop.name;
+        truncated = stop.truncates;
       }
     }
     signal?.throwIfAborted();
