@@ -178,9 +178,9 @@ export async function runRollout(ctx: RolloutContext, spec: RolloutSpec): Promis
       const step = await timed("env_ms", "step", () => ctx.driver.step(episodeId as string, request, ctx.signal));
       if (seat === null) completion.push(...step.messages);
       else {
-        // The reply is what the seat to play next sees; once the game is over, what the stepping seat saw last.
+        // The reply is what the seat to play next sees (a stop condition may end the episode with one still named); with nobody to play, what the stepping seat saw last.
         toPlay = step.to_play ?? null;
-        const to = step.done || toPlay === null ? seat : toPlay;
+        const to = toPlay ?? seat;
         const view = views.get(to) ?? [];
         view.push(...step.messages);
         views.set(to, view);

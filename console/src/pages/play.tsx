@@ -59,7 +59,7 @@ function SeatLine({ info, ep }: { info: EnvInfo; ep: Episode }) {
       </span>{" "}
       ·{" "}
       <span data-testid="to-play" aria-live="polite">
-        {ep.to_play ? `${ep.to_play} to play${ep.seats?.[ep.to_play] === CLIENT ? " (you)" : ""}` : "game over"}
+        {ep.to_play && !ep.done ? `${ep.to_play} to play${ep.seats?.[ep.to_play] === CLIENT ? " (you)" : ""}` : "game over"}
       </span>
     </p>
   );
