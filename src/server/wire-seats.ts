@@ -16,11 +16,13 @@ import type { Tenant } from "./tenants/keys.js";
 const HEAD_ONLY = { from_turn: Number.MAX_SAFE_INTEGER } as const;
 
 /**
- * The first seat of the episode a `seat_required` refusal of GET was about (its details list
- * the seats), so the read can be made again through a seat; undefined for any other error.
+ * The first client seat of the episode a `seat_required` refusal of GET was about (its details
+ * list them), so the read can be made again through a seat; undefined for any other error.
  */
 export function seatToReadThrough(err: unknown): string | undefined {
-  const seats = err instanceof ApiError && err.code === "seat_required" ? (err.details as { seats?: unknown } | undefined)?.seats : undefined;
+  // A client's seat: the environment's own seats' views wait for the end of the game.
+  const details = err instanceof ApiError && err.code === "seat_required" ? (err.details as { seats?: unknown; client_seats?: unknown } | undefined) : undefined;
+  const seats = details?.client_seats ?? details?.seats;
   return Array.isArray(seats) && typeof seats[0] === "string" ? seats[0] : undefined;
 }
 

@@ -70,8 +70,8 @@ function ToolFacts({ facts }: { facts: EpisodeToolFacts }) {
 /**
  * A seated episode's episode: the whole log once it is done, one seat's view (`seat`)
  * on request. While it runs the server gives only one seat's view (the whole log holds
- * what one seat must not see of another), so the first seat's is shown, with the others a
- * link away.
+ * what one seat must not see of another), so the first client seat's is shown, with the
+ * others a link away (the environment's own seats answer once the game is over).
  */
 async function loadEpisode(episodeId: string, seat: string | null): Promise<{ ep: Episode; seats: string[] }> {
   const url = `/v1/episodes/${encodeURIComponent(episodeId)}`;
@@ -84,8 +84,11 @@ async function loadEpisode(episodeId: string, seat: string | null): Promise<{ ep
     return { ep, seats: Object.keys(ep.seats ?? {}) };
   } catch (err) {
     const names = err instanceof ApiFailure && err.code === "seat_required" && Array.isArray(err.details?.seats) ? (err.details.seats as string[]) : null;
-    if (!names?.[0]) throw err;
-    return { ep: await api<Episode>("GET", `${url}?seat=${encodeURIComponent(names[0])}`), seats: names };
+    // A client's seat first: the environment's own seats are shown once the game is over.
+    const clients = err instanceof ApiFailure && Array.isArray(err.details?.client_seats) ? (err.details.client_seats as string[]) : names;
+    const first = clients?.[0] ?? names?.[0];
+    if (!names || first === undefined) throw err;
+    return { ep: await api<Episode>("GET", `${url}?seat=${encodeURIComponent(first)}`), seats: names };
   }
 }
 

@@ -248,6 +248,12 @@ async function seatsOf(env: EnvInfo, id: string): Promise<Record<string, string>
     if (whole.seats) return whole.seats;
   } catch (err) {
     if (!(err instanceof ApiFailure && err.code === "seat_required")) throw err;
+    // The refusal names the seats clients play: read through one (an environment's seat answers only once the game is over).
+    const clients = Array.isArray(err.details?.client_seats) ? (err.details.client_seats as string[]) : [];
+    if (clients[0] !== undefined) {
+      const view = await api<Episode>("GET", `${episodeUrl(id)}?seat=${encodeURIComponent(clients[0])}`);
+      if (view.seats) return view.seats;
+    }
   }
   for (const seat of env.seats ?? []) {
     if (!seat.players.includes(CLIENT)) continue;

@@ -1,5 +1,5 @@
 import type { ChatMessage, StepRequest } from "../../protocol/index.js";
-import { seatAssignment, seatToPlay, seatView, unseenBy, type AnyEnvironment } from "../../envs/index.js";
+import { CLIENT_PLAYER, seatAssignment, seatToPlay, seatView, unseenBy, type AnyEnvironment } from "../../envs/index.js";
 import { ApiError } from "../errors.js";
 
 /**
@@ -55,10 +55,16 @@ export function seatedView(env: AnyEnvironment | undefined, row: { status: strin
   const names = env.seats.seats.map((s) => s.name);
   if (seat === undefined) {
     if (row.status === "active") {
-      throw new ApiError("seat_required", `this episode has seats (${names.join(", ")}) and is still running: get one seat's view with ?seat=, or the whole log once it is done`, { seats: names });
+      const clients = row.state == null ? names : names.filter((n) => seatAssignment(env, row.state)[n] === CLIENT_PLAYER);
+      throw new ApiError("seat_required", `this episode has seats (${names.join(", ")}) and is still running: get one seat's view with ?seat=, or the whole log once it is done`, { seats: names, client_seats: clients });
     }
     return all;
   }
   if (!names.includes(seat)) throw new ApiError("unknown_seat", `${env.id} has no seat "${seat}"; its seats: ${names.join(", ")}`, { seats: names });
+  // The environment's own seat holds what the client must not see while the game runs (the policy's poker card).
+  const player = row.state == null ? CLIENT_PLAYER : seatAssignment(env, row.state)[seat];
+  if (row.status === "active" && player !== CLIENT_PLAYER) {
+    throw new ApiError("seat_not_client", `seat "${seat}" is played by the environment's "${player}"; its view is shown once the episode is done`, { seat, player });
+  }
   return { seat, filter: (messages) => seatView(messages, seat) };
 }
