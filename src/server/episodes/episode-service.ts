@@ -396,7 +396,7 @@ export class EpisodeService {
       template_changes: row.templateChanges,
       parent: row.parentId !== null && row.forkTurn !== null ? { episode_id: row.parentId, turn: row.forkTurn } : null,
       tools: env ? episodeTools(env, row.state) : [],
-      ...(env ? seatFields(env, row.state) : {}),
+      ...(env ? seatFields(env, row.state, row.status !== "active") : {}),
       ...(view.seat === undefined ? {} : { seat: view.seat }),
       score: (row.score as Score | null) ?? null,
       ...agentRunView(row.state),

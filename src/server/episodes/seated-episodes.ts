@@ -17,15 +17,16 @@ const canonical = (value: unknown): string => JSON.stringify(value);
  */
 export function seatedReply(env: AnyEnvironment, state: unknown, log: readonly ChatMessage[], doneSeat: string | null): { messages: ChatMessage[]; to_play?: string | null } {
   if (!env.seats) return { messages: [...log] };
+  // Done is done: a stop condition (max_turns) may end the game with a seat still to move in its state.
+  if (doneSeat !== null) return { messages: unseenBy(log, doneSeat), to_play: null };
   const toPlay = seatToPlay(env, state);
-  const seat = toPlay ?? doneSeat;
-  return { messages: seat === null ? [] : unseenBy(log, seat), to_play: toPlay };
+  return { messages: toPlay === null ? [] : unseenBy(log, toPlay), to_play: toPlay };
 }
 
 /** The episode's `seats` and `to_play` fields (absent for a one-player episode). */
-export function seatFields(env: AnyEnvironment, state: unknown): { seats?: Record<string, string>; to_play?: string | null } {
+export function seatFields(env: AnyEnvironment, state: unknown, done: boolean): { seats?: Record<string, string>; to_play?: string | null } {
   if (!env.seats || state == null) return {};
-  return { seats: seatAssignment(env, state), to_play: seatToPlay(env, state) };
+  return { seats: seatAssignment(env, state), to_play: done ? null : seatToPlay(env, state) };
 }
 
 /**
