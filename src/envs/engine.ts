@@ -218,6 +218,13 @@ function nextTallies(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: As
   return env.stopConditions.map(({ tally }, i) => (before[i] ?? 0) + (tally ? added.reduce((n, m) => n + tally.count(m, false), 0) : 0));
 }
 
+/** How a step ends: as the environment said (`envStop`), else by the first stop condition that fires, else not. */
+function stepEnd(env: AnyEnvironment, envStop: string | null, check: StopCheck<unknown>, tallies: readonly number[] | null): { done: boolean; stopReason: string | null; truncated: boolean } {
+  if (envStop !== null) return { done: true, stopReason: envStop, truncated: false };
+  const stop = firstStop(env, check, tallies);
+  return stop ? { done: true, stopReason: stop.name, truncated: stop.truncates } : { done: false, stopReason: null, truncated: false };
+}
+
 /** The first stop condition that fires after a step (each given its running total, when it keeps one). */
 function firstStop(env: AnyEnvironment, check: StopCheck<unknown>, tallies: readonly number[] | null): { name: string; truncates: boolean } | null {
   for (const [i, condition] of env.stopConditions.entries()) {
@@ -266,8 +273,9 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
   const row = await loadTask(env, snapshot.split, snapshot.index, snapshot.args);
   let state: unknown = cloneState(snapshot.state);
   const reply: ChatMessage[] = [];
-  let done = false;
-  let stopReason: string | null = null;
+  // Set by the step's end, or by its failure.
+  let done: boolean;
+  let stopReason: string | null;
   let truncated = false;
   let error: string | null = null;
   let toolErrors = 0;
@@ -292,17 +300,7 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
     state = env.stateSchema.parse(result.state);
     reply.push(...(result.messages ?? []));
     tallies = nextTallies(env, snapshot, message, reply);
-    if (result.done) {
-      done = true;
-      stopReason = result.stopReason ?? "env_done";
-    } else {
-      const stop = firstStop(env, { state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors }, tallies);
-      if (stop) {
-        done = true;
-        stopReason = stop.name;
-        truncated = stop.truncates;
-      }
-    }
+    ({ done, stopReason, truncated } = stepEnd(env, result.done ? (result.stopReason ?? "env_done") : null, { state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors }, tallies));
     signal?.throwIfAborted();
   } catch (err) {
     // The client went away: not the environment's failure, and not to be stored.
@@ -343,8 +341,9 @@ async function stepSeated(env: AnyEnvironment, snapshot: EpisodeSnapshot, raw: A
   const row = await loadTask(env, snapshot.split, snapshot.index, snapshot.args);
   const log: ChatMessage[] = [...history, message];
   let state: unknown = cloneState(snapshot.state);
-  let done = false;
-  let stopReason: string | null = null;
+  // Set by the step's end, or by its failure.
+  let done: boolean;
+  let stopReason: string | null;
   let truncated = false;
   let error: string | null = null;
   let tallies: number[] | null = snapshot.tallies ?? null;
@@ -365,17 +364,7 @@ async function stepSeated(env: AnyEnvironment, snapshot: EpisodeSnapshot, raw: A
       toolErrors += moved.toolErrors;
     }
     tallies = nextTallies(env, snapshot, message, reply);
-    if (moved.done) {
-      done = true;
-      stopReason = moved.stopReason ?? "game_over";
-    } else {
-      const stop = firstStop(env, { state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors }, tallies);
-      if (stop) {
-        done = true;
-        stopReason = stop.name;
-        truncated = stop.truncates;
-      }
-    }
+    ({ done, stopReason, truncated } = stepEnd(env, moved.done ? (moved.stopReason ?? "game_over") : null, { state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors }, tallies));
     signal?.throwIfAborted();
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
