@@ -26,7 +26,7 @@ const reset = createRoute({
   request: { params: EnvParams, headers: IdempotencyHeaders, body: { required: false, content: json(ResetRequest) } },
   responses: {
     201: { description: "The new episode (or, with a repeated Idempotency-Key, the one it made before).", content: json(ResetResponse) },
-    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "idempotency_key_reused", "rate_limited", "malformed_json", "payload_too_large", "sandbox_build_failed", "sandbox_start_failed"),
+    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "task_out_of_range", "idempotency_key_reused", "rate_limited", "malformed_json", "payload_too_large", "sandbox_build_failed", "sandbox_start_failed", "unknown_seat", "unknown_policy", "no_client_seat", "seats_unsupported"),
   },
 });
 
@@ -41,7 +41,7 @@ const step = createRoute({
   request: { params: EpisodeParams, body: { required: true, content: json(StepRequest) } },
   responses: {
     200: { description: "The environment's reply.", content: json(StepResponse) },
-    ...errorResponses("episode_not_found", "turn_conflict", "episode_done", "episode_closed", "episode_expired", "env_version_mismatch", "rate_limited", "malformed_json", "payload_too_large"),
+    ...errorResponses("episode_not_found", "turn_conflict", "episode_done", "episode_closed", "episode_expired", "env_version_mismatch", "rate_limited", "malformed_json", "payload_too_large", "not_your_turn", "seat_not_client", "seat_required", "unknown_seat", "seats_unsupported"),
   },
 });
 
@@ -54,7 +54,7 @@ const getEpisode = createRoute({
   description:
     "Returns the transcript from `from_turn` on (default: all of it), at most `limit` turns, with each turn's stored sampled tokens. Reading a page costs what the page holds, not what the episode holds.",
   request: { params: EpisodeParams, query: EpisodeQuery },
-  responses: { 200: { description: "The episode.", content: json(Episode) }, ...errorResponses("episode_not_found", "episode_expired", "invalid_request") },
+  responses: { 200: { description: "The episode.", content: json(Episode) }, ...errorResponses("episode_not_found", "episode_expired", "invalid_request", "seat_required", "seat_not_client", "unknown_seat", "seats_unsupported") },
 });
 
 const ForkHeaders = z.object({

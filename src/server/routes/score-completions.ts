@@ -18,7 +18,7 @@ const scoreCompletions = createRoute({
   request: { params: EnvParams, body: { required: true, content: json(ScoreCompletionsRequest) } },
   responses: {
     200: { description: "Per-item scores and advantages, and per-group statistics.", content: json(ScoreCompletionsResponse) },
-    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "malformed_json", "payload_too_large"),
+    ...errorResponses("env_not_found", "env_unavailable", "invalid_env_args", "malformed_json", "payload_too_large", "invalid_request", "seat_required", "unknown_seat", "seats_unsupported"),
   },
 });
 
