@@ -45,3 +45,22 @@ describe("a seated episode a stop condition ends", () => {
     expect(view.json.to_play).toBeNull();
   });
 });
+
+describe("hostile seat input", () => {
+  const call = async (method: string, path: string, body?: unknown) => readReply(await app.request(path, jsonInit(method, body)));
+  it("refuses wrong types, long names, prototype keys and a flood of seats with a 4xx, never a 500", async () => {
+    const codes = async (body: unknown) => (await call("POST", "/v1/envs/tic-tac-toe-2p/episodes", body)).json.error?.code;
+    expect(await codes({ seats: { x: 1 } })).toBe("invalid_request");
+    expect(await codes({ seats: "x" })).toBe("invalid_request");
+    expect(await codes({ seats: { ["x".repeat(33)]: "client" } })).toBe("invalid_request");
+    expect(await codes({ seats: { x: "m".repeat(33) } })).toBe("invalid_request");
+    expect(await codes('{"seats": {"__proto__": "client"}}')).toBe("invalid_request");
+    const flood = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`s${i}`, "client"]));
+    expect(await codes({ seats: flood })).toBe("unknown_seat");
+    const ep = (await call("POST", "/v1/envs/tic-tac-toe-2p/episodes", {})).json;
+    const step = await call("POST", `/v1/episodes/${ep.episode_id}/step`, { turn: 0, seat: "x".repeat(33), message: { role: "assistant", content: "<move>1</move>" } });
+    expect(step.json.error.code).toBe("invalid_request");
+    const view = await call("GET", `/v1/episodes/${ep.episode_id}?seat=${"x".repeat(33)}`);
+    expect(view.status).toBe(400);
+  });
+});
