@@ -218,6 +218,12 @@ function nextTallies(env: AnyEnvironment, snapshot: EpisodeSnapshot, message: As
   return env.stopConditions.map(({ tally }, i) => (before[i] ?? 0) + (tally ? added.reduce((n, m) => n + tally.count(m, false), 0) : 0));
 }
 
+/** What a step's failure stores as the episode's error; a client that went away is not the environment's failure, and nothing of its step is stored. */
+function envFailure(err: unknown, signal: AbortSignal | undefined): string {
+  if (signal?.aborted) throw signal.reason;
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
 /** How a step ends: as the environment said (`envStop`), else by the first stop condition that fires, else not. */
 function stepEnd(env: AnyEnvironment, envStop: string | null, check: StopCheck<unknown>, tallies: readonly number[] | null): { done: boolean; stopReason: string | null; truncated: boolean } {
   if (envStop !== null) return { done: true, stopReason: envStop, truncated: false };
@@ -303,11 +309,9 @@ export async function stepEpisode(env: AnyEnvironment, snapshot: EpisodeSnapshot
     ({ done, stopReason, truncated } = stepEnd(env, result.done ? (result.stopReason ?? "env_done") : null, { state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors }, tallies));
     signal?.throwIfAborted();
   } catch (err) {
-    // The client went away: not the environment's failure, and not to be stored.
-    if (signal?.aborted) throw signal.reason;
+    error = envFailure(err, signal);
     done = true;
     stopReason = "env_error";
-    error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   }
   return {
     snapshot: {
@@ -367,10 +371,9 @@ async function stepSeated(env: AnyEnvironment, snapshot: EpisodeSnapshot, raw: A
     ({ done, stopReason, truncated } = stepEnd(env, moved.done ? (moved.stopReason ?? "game_over") : null, { state, turn, maxTurns: env.maxTurns, message, messages: history, promptLength: snapshot.promptLength, reply, toolErrors }, tallies));
     signal?.throwIfAborted();
   } catch (err) {
-    if (signal?.aborted) throw signal.reason;
+    error = envFailure(err, signal);
     done = true;
     stopReason = "env_error";
-    error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   }
   return {
     snapshot: { ...snapshot, state, messages: [...history, message, ...reply], tallies, turn, done, stopReason, truncated, error },
